@@ -1,0 +1,49 @@
+# Front door. `make run` sets up and runs the bundled example; `make test`
+# builds and passes every test.
+BUILD ?= build
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps configure build run test fuzz fuzz-smoke bench format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD) -G Ninja
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/bin/xlite opt examples/mlp.hlo
+	$(BUILD)/bin/xlite opt --print=short examples/async_copy.hlo
+
+test: build fuzz-build
+	cd $(BUILD) && ctest --output-on-failure
+	bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/hlo_parser_fuzzer $(FUZZ_SECONDS)
+
+$(FUZZ_BUILD)/build.ninja: CMakeLists.txt
+	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DXLITE_FUZZ=ON \
+	  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -g"
+
+fuzz-build: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+# Long fuzzing session: make fuzz FUZZ_SECONDS=600
+fuzz: fuzz-build
+	bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/hlo_parser_fuzzer $(FUZZ_SECONDS)
+
+bench: build
+	$(BUILD)/bin/parse_print_bench
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,172 @@
+// Structured instruction attributes, one struct per family, mirroring the
+// fields of XLA's HloInstructionProto and the text format's spellings.
+#ifndef XLITE_IR_ATTRIBUTES_H_
+#define XLITE_IR_ATTRIBUTES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xlite/ir/primitive_type.h"
+#include "xlite/ir/shape.h"
+
+namespace xlite {
+
+// metadata={op_type="..." op_name="..." ...}
+struct OpMetadata {
+  std::string op_type;
+  std::string op_name;
+  std::string source_file;
+  int64_t source_line = 0;
+  int64_t source_end_line = 0;
+  int64_t source_column = 0;
+  int64_t source_end_column = 0;
+  std::vector<int64_t> profile_type;
+  std::string deduplicated_name;
+  bool preserve_layout = false;
+  std::string scheduling_name;
+  int64_t stack_frame_id = 0;
+  bool empty() const;
+  bool operator==(const OpMetadata&) const = default;
+};
+
+// sharding={...}: XLA's HloSharding.
+struct HloSharding {
+  enum class Kind { kReplicated, kMaximal, kManual, kUnknown, kUnreduced, kTiled, kTuple };
+  Kind kind = Kind::kReplicated;
+  int64_t device = 0;                    // kMaximal
+  std::vector<int64_t> tile_dimensions;  // kTiled: devices=[...]
+  bool iota = false;                     // devices given as <=[reshape]T(perm)
+  std::vector<int64_t> devices;          // explicit device list (iota == false)
+  std::vector<int64_t> iota_reshape;
+  std::vector<int64_t> iota_transpose;
+  bool last_tile_dim_replicate = false;
+  std::vector<std::string> last_tile_dims;  // subgroup types: manual, replicated, ...
+  std::vector<HloSharding> tuple_elements;  // kTuple
+  std::vector<OpMetadata> metadata;
+  std::string shard_group;  // "shard_as 1" or "shard_like 2"; empty if none
+  bool operator==(const HloSharding&) const = default;
+};
+
+// replica_groups={{0,1},{2,3}} or the iota form [2,2]<=[4] / [2,2]<=[2,2]T(1,0).
+struct ReplicaGroups {
+  std::string mesh;  // mesh['a'=2,'b'=2] {'a'} form, as written
+  bool iota = false;
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<int64_t> iota_group_shape;  // [num_groups, group_size]
+  std::vector<int64_t> iota_reshape;
+  std::vector<int64_t> iota_transpose;
+  bool operator==(const ReplicaGroups&) const = default;
+};
+
+struct WindowDimension {
+  int64_t size = 0;
+  int64_t stride = 1;
+  int64_t padding_low = 0;
+  int64_t padding_high = 0;
+  int64_t window_dilation = 1;
+  int64_t base_dilation = 1;
+  bool window_reversal = false;
+  bool operator==(const WindowDimension&) const = default;
+};
+
+// window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=.. rhs_dilate=.. rhs_reversal=..}
+struct Window {
+  std::vector<WindowDimension> dimensions;
+  bool operator==(const Window&) const = default;
+};
+
+// dim_labels=b01f_01io->b01f
+struct ConvolutionDimensionNumbers {
+  int64_t input_batch_dimension = 0;
+  int64_t input_feature_dimension = 0;
+  std::vector<int64_t> input_spatial_dimensions;
+  int64_t kernel_input_feature_dimension = 0;
+  int64_t kernel_output_feature_dimension = 0;
+  std::vector<int64_t> kernel_spatial_dimensions;
+  int64_t output_batch_dimension = 0;
+  int64_t output_feature_dimension = 0;
+  std::vector<int64_t> output_spatial_dimensions;
+  bool operator==(const ConvolutionDimensionNumbers&) const = default;
+};
+
+struct DotDimensionNumbers {
+  std::vector<int64_t> lhs_batch_dimensions;
+  std::vector<int64_t> rhs_batch_dimensions;
+  std::vector<int64_t> lhs_contracting_dimensions;
+  std::vector<int64_t> rhs_contracting_dimensions;
+  bool operator==(const DotDimensionNumbers&) const = default;
+};
+
+struct RaggedDotDimensionNumbers {
+  std::vector<int64_t> lhs_ragged_dimensions;
+  std::vector<int64_t> rhs_group_dimensions;
+  bool operator==(const RaggedDotDimensionNumbers&) const = default;
+};
+
+struct GatherDimensionNumbers {
+  std::vector<int64_t> offset_dims;
+  std::vector<int64_t> collapsed_slice_dims;
+  std::vector<int64_t> start_index_map;
+  std::vector<int64_t> operand_batching_dims;
+  std::vector<int64_t> start_indices_batching_dims;
+  int64_t index_vector_dim = 0;
+  bool operator==(const GatherDimensionNumbers&) const = default;
+};
+
+struct ScatterDimensionNumbers {
+  std::vector<int64_t> update_window_dims;
+  std::vector<int64_t> inserted_window_dims;
+  std::vector<int64_t> scatter_dims_to_operand_dims;
+  std::vector<int64_t> input_batching_dims;
+  std::vector<int64_t> scatter_indices_batching_dims;
+  int64_t index_vector_dim = 0;
+  bool operator==(const ScatterDimensionNumbers&) const = default;
+};
+
+// slice={[start:limit:stride], ...}
+struct SliceDimension {
+  int64_t start = 0;
+  int64_t limit = 0;
+  int64_t stride = 1;
+  bool operator==(const SliceDimension&) const = default;
+};
+
+// padding=low_high_interior x ...
+struct PaddingDimension {
+  int64_t low = 0;
+  int64_t high = 0;
+  int64_t interior = 0;
+  bool operator==(const PaddingDimension&) const = default;
+};
+
+// domain={kind="sharding", entry={...}, exit={...}}
+struct DomainMetadata {
+  std::string kind;
+  HloSharding entry;
+  HloSharding exit;
+  bool operator==(const DomainMetadata&) const = default;
+};
+
+// output_to_operand_aliasing={{out}: (operand, {index})}
+struct OutputOperandAlias {
+  std::vector<int64_t> output_index;
+  int64_t operand = 0;
+  std::vector<int64_t> operand_index;
+  bool operator==(const OutputOperandAlias&) const = default;
+};
+
+// source_target_pairs={{0,1},{1,2}}
+using SourceTargetPairs = std::vector<std::pair<int64_t, int64_t>>;
+
+// Sorted key/value pairs; values print quoted unless they lex as a {...} dict.
+using FrontendAttributes = std::map<std::string, std::string>;
+
+enum class ComparisonDirection { kEq, kNe, kGe, kGt, kLe, kLt };
+enum class ComparisonType { kDefault, kFloat, kTotalOrder, kSigned, kUnsigned };
+
+}  // namespace xlite
+
+#endif  // XLITE_IR_ATTRIBUTES_H_

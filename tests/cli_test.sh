@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# End-to-end checks of the xlite command line: exit codes, stdout/stderr, flags.
+set -u
+XLITE="$1"
+ROOT="$2"
+fails=0
+passes=0
+check() {  # name, condition result
+  if [ "$2" -eq 0 ]; then passes=$((passes+1)); else fails=$((fails+1)); echo "FAIL: $1"; fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$XLITE" opt "$ROOT/examples/mlp.hlo" > "$tmp/long.txt" 2> "$tmp/err.txt"
+check "opt exits 0 on a valid module" $?
+cmp -s "$ROOT/examples/mlp.hlo" "$tmp/long.txt"
+check "canonical long form reprints byte-identical" $?
+
+"$XLITE" opt --print=short "$ROOT/examples/mlp.hlo" > "$tmp/short.txt"
+check "--print=short exits 0" $?
+grep -q '^  ROOT relu = f32\[8,128\]{1,0} maximum(add, zeros)$' "$tmp/short.txt"
+check "short form omits operand shapes and %" $?
+
+"$XLITE" opt --syntax_sugar_async_ops=false "$ROOT/examples/async_copy.hlo" > "$tmp/generic.txt"
+check "--syntax_sugar_async_ops=false exits 0" $?
+grep -q 'async-start(' "$tmp/generic.txt" && grep -q 'calls=%cc-start.wrapped' "$tmp/generic.txt"
+check "generic async form printed with calls=" $?
+"$XLITE" opt "$tmp/generic.txt" | grep -q 'custom-call-start('
+check "generic form parses back and prints with sugar" $?
+
+cat "$ROOT/examples/mlp.hlo" | "$XLITE" opt - > /dev/null
+check "reads stdin with -" $?
+
+printf 'HloModule m\nENTRY e {\n  ROOT x = f32[] bogus()\n}\n' > "$tmp/bad.hlo"
+"$XLITE" opt "$tmp/bad.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 1 ] && [ ! -s "$tmp/out.txt" ] && grep -q "bad.hlo:3:18: unknown opcode 'bogus'" "$tmp/err.txt"
+check "bad input: exit 1, file:line:col on stderr, nothing on stdout" $?
+
+"$XLITE" opt --print=medium "$ROOT/examples/mlp.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "print must be long or short" "$tmp/err.txt"
+check "bad flag value rejected" $?
+
+"$XLITE" opt --verify=false "$ROOT/examples/mlp.hlo" > /dev/null
+check "--verify=false accepted" $?
+
+"$XLITE" opt "$tmp/missing.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "cannot open" "$tmp/err.txt"
+check "missing file is a clear error" $?
+
+echo "cli: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,199 @@
+// Conformance of the HLO text parser and printer over ../shared/corpus/xla.
+// Prints a pass table per kind (see manifest.tsv) and fails on any miss that is
+// not listed below with its reason.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "xlite/text/parser.h"
+#include "xlite/text/printer.h"
+
+namespace xlite {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Corpus cases xlite does not handle yet, each with the reason. Anything not
+// listed must pass.
+const std::map<std::string, std::string>& KnownGaps() {
+  static const auto* gaps = new std::map<std::string, std::string>{
+      // parser_test: must parse and reach a print fixpoint.
+      {"parser_test/xla__hlo__parser__hlo_parser_test.HloParserTest.DesugarParsingTest_FusionStart_"
+       "Incomplete_Binding.hlo",
+       "late-bound async operands (fusion-start with fewer operands than its context)"},
+      {"parser_test/xla__hlo__parser__hlo_parser_test.HloParserTest.InferShapeMixedExplicitShape.hlo",
+       "shape inference for conditional without a written shape needs the verifier's inference"},
+      {"parser_test/xla__hlo__parser__hlo_parser_test.HloParserTest."
+       "LoopCrossingAsyncDynamicUpdateSliceSyntaxSugar.hlo",
+       "sugared async-done whose operand is a bare async-update of a loop-carried context"},
+      // hlo_file_headerless
+      {"hlo_file_headerless/xla__hlo__translate__hlo_to_mhlo__tests__while.part6.hlo",
+       "corpus fragment: calls reduce_helper_add, which is defined in another split of the file"},
+  };
+  return *gaps;
+}
+
+// parser_test_error cases that only the verifier (a later issue) rejects.
+const std::map<std::string, std::string>& PendingVerifier() {
+  static const auto* pending = new std::map<std::string, std::string>{
+      {"AsyncDoneAsOperandToAsyncDoneRejected", "async chain rule: done feeding done"},
+      {"AsyncDoneAsOperandToAsyncUpdateRejected", "async chain rule: done feeding update"},
+      {"AsyncDoneWrongComputation", "async done calls a different computation than its start"},
+      {"AsyncUpdateWrongComputation", "async update calls a different computation than its start"},
+      {"AsyncStart_WrongOperand_SubShape", "async-start operand shapes vs context tuple"},
+      {"CheckIndexedConditionalElementType", "conditional branch index must be s32"},
+      {"CheckPredicatedConditionalRequiresTrueAndFalseComputation",
+       "pred conditional needs exactly two branches"},
+      {"ParseReshapeElementCountMismatch", "reshape element count (shape inference)"},
+      {"MeshReplicaGroupAxisIndexOutOfBounds", "mesh replica groups are kept as text, not validated"},
+      {"MeshReplicaGroupDeviceIdsCountMismatch", "mesh replica groups are kept as text, not validated"},
+      {"MeshReplicaGroupInvalidAxisName", "mesh replica groups are kept as text, not validated"},
+  };
+  return *pending;
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Row {
+  int pass = 0, fail = 0, known = 0, pending = 0;
+};
+
+fs::path CorpusDir() {
+  const char* env = std::getenv("XLITE_CORPUS");
+  fs::path base = env ? fs::path(env) : fs::path("../shared/corpus");
+  return base / "xla";
+}
+
+TEST(XlaCorpus, ParsePrintConformance) {
+  const fs::path dir = CorpusDir();
+  if (!fs::exists(dir / "manifest.tsv")) {
+    std::cerr << "\n*** SKIPPING XLA corpus conformance: " << dir
+              << "/manifest.tsv not found (set XLITE_CORPUS) ***\n\n";
+    GTEST_SKIP() << "corpus not found at " << dir;
+  }
+  std::ifstream manifest(dir / "manifest.tsv");
+  std::string line;
+  std::getline(manifest, line);  // header
+  std::map<std::string, Row> table;
+  std::vector<std::string> failures;
+  std::set<std::string> known_seen;
+  std::map<std::string, std::string> outs;  // name -> _out file for nonroundtrip
+  struct Case {
+    std::string file, kind, name;
+  };
+  std::vector<Case> cases;
+  while (std::getline(manifest, line)) {
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    if (f.size() < 4) continue;
+    cases.push_back({f[0], f[2], f[3]});
+    if (f[2] == "parser_nonroundtrip_out") outs[f[3]] = f[0];
+  }
+  for (const Case& c : cases) {
+    const fs::path path = dir / c.file;
+    const std::string text = ReadFile(path);
+    bool ok = false;
+    std::string why;
+    if (c.kind == "parser_roundtrip_long" || c.kind == "parser_roundtrip_short") {
+      auto m = ParseHloModule(text, c.file);
+      if (!m.ok()) {
+        why = std::string(m.status().message());
+      } else {
+        PrintOptions o = c.kind == "parser_roundtrip_long" ? PrintOptions::Long() : PrintOptions::Short();
+        ok = PrintModule(**m, o) == text;
+        if (!ok) why = "printed text differs";
+      }
+    } else if (c.kind == "parser_nonroundtrip_in") {
+      auto m = ParseHloModule(text, c.file);
+      auto it = outs.find(c.name);
+      if (!m.ok()) {
+        why = std::string(m.status().message());
+      } else if (it == outs.end()) {
+        why = "no _out twin in manifest";
+      } else {
+        // The _out files were written without the trailing newlines.
+        std::string expected = ReadFile(dir / it->second);
+        std::string got = PrintModule(**m, PrintOptions::Short());
+        while (!got.empty() && got.back() == '\n') got.pop_back();
+        while (!expected.empty() && expected.back() == '\n') expected.pop_back();
+        ok = got == expected;
+        if (!ok) why = "printed text differs from _out";
+      }
+    } else if (c.kind == "parser_test" || c.kind == "hlo_file" || c.kind == "hlo_file_headerless") {
+      auto m = ParseHloModule(text, c.file);
+      if (!m.ok()) {
+        why = std::string(m.status().message());
+      } else {
+        std::string once = PrintModule(**m);
+        auto m2 = ParseHloModule(once, c.file + ".printed");
+        if (!m2.ok()) {
+          why = "printed text does not parse: " + std::string(m2.status().message());
+        } else {
+          ok = PrintModule(**m2) == once;
+          if (!ok) why = "no fixpoint after one print";
+        }
+      }
+    } else if (c.kind == "parser_test_error") {
+      auto m = ParseHloModule(text, c.file);
+      if (!m.ok()) {
+        ok = !m.status().message().empty();
+        if (!ok) why = "rejected without a message";
+      } else {
+        std::string test = c.file.substr(c.file.rfind("HloParserTest.") + 14);
+        test = test.substr(0, test.size() - 4);
+        if (PendingVerifier().count(test)) {
+          table[c.kind].pending++;
+          continue;
+        }
+        why = "accepted, but XLA rejects it";
+      }
+    } else {
+      continue;  // templates and fragments are not complete modules
+    }
+    Row& row = table[c.kind];
+    if (ok) {
+      row.pass++;
+      if (KnownGaps().count(c.file)) {
+        std::cout << "note: listed gap now passes, remove it from KnownGaps: " << c.file << "\n";
+      }
+    } else if (KnownGaps().count(c.file)) {
+      row.known++;
+      known_seen.insert(c.file);
+    } else {
+      row.fail++;
+      failures.push_back(c.file + ": " + why);
+    }
+  }
+  std::cout << "\nXLA corpus conformance (" << dir << ")\n";
+  std::cout << "kind                          pass  fail  known-gap  pending-verifier  rate\n";
+  for (const auto& [kind, r] : table) {
+    int counted = r.pass + r.fail + r.known;
+    double rate = counted ? 100.0 * r.pass / counted : 100.0;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "%-28s %5d %5d %10d %17d  %5.1f%%\n", kind.c_str(), r.pass,
+                  r.fail, r.known, r.pending, rate);
+    std::cout << buf;
+  }
+  for (const std::string& f : known_seen) {
+    std::cout << "known gap: " << f << " -- " << KnownGaps().at(f) << "\n";
+  }
+  for (const auto& [test, reason] : PendingVerifier()) {
+    std::cout << "pending verifier: " << test << " -- " << reason << "\n";
+  }
+  for (const std::string& f : failures) std::cout << "FAIL " << f << "\n";
+  EXPECT_TRUE(failures.empty()) << failures.size() << " corpus cases failed";
+}
+
+}  // namespace
+}  // namespace xlite
