@@ -119,7 +119,7 @@ if [[ "$ncrash" -gt 0 || $rc -ne 0 ]]; then
        p' "$LOG" \
     | grep -vE 'include/c\+\+/|in fuzzer::|__libc_start|in _start|in main ' \
     | head -n 40
-  grep -E '^(SUMMARY:|MS: |artifact_prefix=|Test unit written)' "$LOG" | head -n 4
+  grep -E '^(MS: |artifact_prefix=|Test unit written)' "$LOG" | head -n 4
   if [[ "$ncrash" -gt 0 ]]; then
     echo "--- artifacts (reproduce with: $FUZZER <file>) ---"
     cat "$new"
