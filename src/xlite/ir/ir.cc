@@ -12,9 +12,9 @@ bool OpMetadata::empty() const { return *this == OpMetadata(); }
 
 void HloInstruction::AppendOperand(HloInstruction* op) {
   operands_.push_back(op);
-  if (std::find(op->users_.begin(), op->users_.end(), this) == op->users_.end()) {
-    op->users_.push_back(this);
-  }
+  // Users stay unique. Operands are appended while `this` is the newest user,
+  // so an earlier use of `op` by `this` is always its last user.
+  if (op->users_.empty() || op->users_.back() != this) op->users_.push_back(this);
 }
 
 void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {

@@ -846,10 +846,13 @@ absl::Status HloParser::CheckParsedInstruction(HloInstruction& instr,
 }
 
 absl::Status HloParser::ResolvePending() {
+  absl::flat_hash_map<absl::string_view, HloComputation*> by_name;
+  for (const auto& c : module_->computations()) by_name.emplace(c->name(), c.get());
   for (PendingCall& pc : pending_calls_) {
     std::vector<HloComputation*> comps;
     for (const NameRef& ref : pc.names) {
-      HloComputation* comp = module_->GetComputationWithName(ref.name);
+      auto found = by_name.find(ref.name);
+      HloComputation* comp = found == by_name.end() ? nullptr : found->second;
       if (!comp) {
         return c_.ErrorAt(ref.pos, absl::StrCat("computation '", ref.name, "' is not defined"));
       }

@@ -293,6 +293,40 @@ class Printer {
     return CanExpandIntoSingleInstruction(c);
   }
 
+  // The attributes every instruction may carry (CommonAttributeOrder()).
+  void AppendCommonAttr(std::vector<std::string>& attrs, absl::string_view key,
+                        const HloInstruction& instr) {
+    const InstructionAttributes& a = instr.attrs();
+    auto add = [&](std::string value) { attrs.push_back(absl::StrCat(key, "=", value)); };
+    if (key == "sharding") {
+      if (a.sharding) {
+        std::string s;
+        AppendSharding(s, *a.sharding, o_.long_form);
+        add(s);
+      }
+    } else if (key == "frontend_attributes") {
+      if (!a.frontend_attributes.empty()) add(FrontendAttributesToString(a.frontend_attributes));
+    } else if (key == "control-predecessors") {
+      if (o_.long_form && !instr.control_predecessors().empty()) {
+        std::vector<std::string> v;
+        for (const HloInstruction* p : instr.control_predecessors()) v.push_back(Name(p->name()));
+        add(absl::StrCat("{", absl::StrJoin(v, ", "), "}"));
+      }
+    } else if (key == "statistics") {
+      if (!a.statistics.empty()) add(a.statistics);
+    } else if (key == "result_accuracy") {
+      if (!a.result_accuracy.empty()) add(a.result_accuracy);
+    } else if (key == "origin") {
+      if (!a.original_value.empty()) add(a.original_value);
+    } else if (key == "metadata") {
+      if (o_.long_form && MetadataPrinted(a.metadata)) add(MetadataBody(a.metadata));
+    } else if (key == "backend_config") {
+      if (o_.long_form && !a.backend_config.empty()) {
+        add(LexesAsJsonDict(a.backend_config) ? a.backend_config : Quoted(a.backend_config));
+      }
+    }
+  }
+
   void AppendAttr(std::vector<std::string>& attrs, absl::string_view key, const HloInstruction& instr,
                   const HloInstruction& owner) {
     const InstructionAttributes& a = instr.attrs();
@@ -552,34 +586,6 @@ class Printer {
     } else if (key == "is_composite") {
       if (a.is_composite) add("true");
     }
-    // Common attributes.
-    else if (key == "sharding") {
-      if (a.sharding) {
-        std::string s;
-        AppendSharding(s, *a.sharding, o_.long_form);
-        add(s);
-      }
-    } else if (key == "frontend_attributes") {
-      if (!a.frontend_attributes.empty()) add(FrontendAttributesToString(a.frontend_attributes));
-    } else if (key == "control-predecessors") {
-      if (o_.long_form && !instr.control_predecessors().empty()) {
-        std::vector<std::string> v;
-        for (const HloInstruction* p : instr.control_predecessors()) v.push_back(Name(p->name()));
-        add(absl::StrCat("{", absl::StrJoin(v, ", "), "}"));
-      }
-    } else if (key == "statistics") {
-      if (!a.statistics.empty()) add(a.statistics);
-    } else if (key == "result_accuracy") {
-      if (!a.result_accuracy.empty()) add(a.result_accuracy);
-    } else if (key == "origin") {
-      if (!a.original_value.empty()) add(a.original_value);
-    } else if (key == "metadata") {
-      if (o_.long_form && MetadataPrinted(a.metadata)) add(MetadataBody(a.metadata));
-    } else if (key == "backend_config") {
-      if (o_.long_form && !a.backend_config.empty()) {
-        add(LexesAsJsonDict(a.backend_config) ? a.backend_config : Quoted(a.backend_config));
-      }
-    }
     (void)owner;
   }
 
@@ -636,9 +642,9 @@ class Printer {
         for (absl::string_view key : OpcodeAttributeOrder(wrapped->opcode())) {
           AppendAttr(attrs, key, *wrapped, instr);
         }
-        AppendAttr(attrs, "sharding", *wrapped, instr);
+        AppendCommonAttr(attrs, "sharding", *wrapped);
         if (instr.attrs().frontend_attributes.empty()) {
-          AppendAttr(attrs, "frontend_attributes", *wrapped, instr);
+          AppendCommonAttr(attrs, "frontend_attributes", *wrapped);
         }
         AppendAttr(attrs, "output_to_operand_aliasing", instr, instr);
       }
@@ -647,7 +653,7 @@ class Printer {
         AppendAttr(attrs, key, instr, instr);
       }
     }
-    for (absl::string_view key : CommonAttributeOrder()) AppendAttr(attrs, key, instr, instr);
+    for (absl::string_view key : CommonAttributeOrder()) AppendCommonAttr(attrs, key, instr);
     for (const std::string& a : attrs) absl::StrAppend(&out, ", ", a);
     return out;
   }

@@ -1,0 +1,210 @@
+// Micro-benchmark of the HLO text parser and printer on the largest module of
+// the XLA corpus.
+//
+//   build/bin/parse_print_bench [--benchmark_* flags]
+//
+// The module is the largest *.hlo under ../shared/corpus/xla (relative to the
+// current directory). XLITE_CORPUS overrides that: a corpus folder (its xla/
+// subfolder is used when present, so XLITE_CORPUS=../shared/corpus works) or
+// one .hlo file. Without a corpus the benchmark says so and exits 0.
+//
+// Benchmarks (single thread):
+//   BM_Parse       ParseHloModule on the file text (module destruction
+//                  included); bytes = file size.
+//   BM_PrintLong   PrintModule(Long()) of the parsed module; bytes = size of
+//                  the printed text.
+//   BM_ParsePrint  parse then print(Long()); bytes = file size.
+// Google Benchmark shows bytes_per_second in binary units (MiB/s).
+//
+// At the end one line in the peers' format (shared/bench/peers/README.md) goes
+// to stdout:
+//   parse_print_largest<TAB>xlite@1t<TAB><median_ms><TAB><MB/s> MB/s
+// median_ms is the median wall time of one parse+print over all timed
+// iterations of BM_ParsePrint after the first (warm-up) one; MB/s is file bytes
+// / median time, with MB = 10^6 bytes.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "benchmark/benchmark.h"
+#include "xlite/text/parser.h"
+#include "xlite/text/printer.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Input {
+  std::string path;
+  std::string text;
+  std::unique_ptr<xlite::HloModule> module;  // parsed once, for BM_PrintLong
+  size_t printed_bytes = 0;
+};
+
+Input* g_input = nullptr;
+std::vector<double> g_parse_print_ms;  // one sample per BM_ParsePrint iteration
+
+// The corpus folder or file to use, or "" when there is none.
+std::string CorpusLocation() {
+  std::error_code ec;
+  if (const char* env = std::getenv("XLITE_CORPUS"); env != nullptr && *env != '\0') {
+    fs::path p(env);
+    if (fs::is_directory(p / "xla", ec)) return (p / "xla").string();
+    if (fs::exists(p, ec)) return p.string();
+    std::fprintf(stderr, "parse_print_bench: XLITE_CORPUS=%s does not exist\n", env);
+    return "";
+  }
+  fs::path p = fs::path("..") / "shared" / "corpus" / "xla";
+  if (fs::is_directory(p, ec)) return p.string();
+  return "";
+}
+
+// The largest *.hlo file under `location` (or `location` itself if a file).
+std::string LargestHloFile(const std::string& location) {
+  std::error_code ec;
+  if (fs::is_regular_file(location, ec)) return location;
+  std::string best;
+  uintmax_t best_size = 0;
+  for (auto it = fs::recursive_directory_iterator(
+           location, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->path().extension() != ".hlo") continue;
+    uintmax_t size = it->file_size(ec);
+    if (ec) continue;
+    // Ties broken by name so the choice is stable.
+    if (size > best_size || (size == best_size && it->path().string() < best)) {
+      best_size = size;
+      best = it->path().string();
+    }
+  }
+  return best;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return static_cast<bool>(in) || in.eof();
+}
+
+void BM_Parse(benchmark::State& state) {
+  const std::string& text = g_input->text;
+  for (auto _ : state) {
+    auto module = xlite::ParseHloModule(text, g_input->path);
+    if (!module.ok()) {
+      state.SkipWithError("parse failed");
+      break;
+    }
+    benchmark::DoNotOptimize(module->get());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(text.size()));
+}
+
+void BM_PrintLong(benchmark::State& state) {
+  const xlite::PrintOptions options = xlite::PrintOptions::Long();
+  for (auto _ : state) {
+    std::string printed = xlite::PrintModule(*g_input->module, options);
+    benchmark::DoNotOptimize(printed.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(g_input->printed_bytes));
+}
+
+void BM_ParsePrint(benchmark::State& state) {
+  const std::string& text = g_input->text;
+  const xlite::PrintOptions options = xlite::PrintOptions::Long();
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    auto module = xlite::ParseHloModule(text, g_input->path);
+    if (!module.ok()) {
+      state.SkipWithError("parse failed");
+      break;
+    }
+    std::string printed = xlite::PrintModule(**module, options);
+    benchmark::DoNotOptimize(printed.data());
+    auto end = std::chrono::steady_clock::now();
+    g_parse_print_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(text.size()));
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  const std::string location = CorpusLocation();
+  if (location.empty()) {
+    std::fprintf(stderr,
+                 "parse_print_bench: SKIPPED: no HLO corpus (looked for ../shared/corpus/xla "
+                 "relative to the current directory; set XLITE_CORPUS=<corpus dir or .hlo file>)\n");
+    std::printf("# parse_print_bench skipped: no corpus\n");
+    return 0;
+  }
+  Input input;
+  input.path = LargestHloFile(location);
+  if (input.path.empty()) {
+    std::fprintf(stderr, "parse_print_bench: SKIPPED: no *.hlo file under %s\n", location.c_str());
+    std::printf("# parse_print_bench skipped: no .hlo file\n");
+    return 0;
+  }
+  if (!ReadFile(input.path, &input.text)) {
+    std::fprintf(stderr, "parse_print_bench: cannot read %s\n", input.path.c_str());
+    return 1;
+  }
+  {
+    auto parsed = xlite::ParseHloModule(input.text, input.path);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "parse_print_bench: the largest corpus file does not parse: %s\n",
+                   std::string(parsed.status().message()).c_str());
+      return 1;
+    }
+    input.module = std::move(*parsed);
+  }
+  input.printed_bytes = xlite::PrintModule(*input.module, xlite::PrintOptions::Long()).size();
+  g_input = &input;
+  std::fprintf(stderr, "parse_print_bench: %s (%zu bytes; long form prints %zu bytes)\n",
+               input.path.c_str(), input.text.size(), input.printed_bytes);
+
+  // Ten repetitions each; the console shows mean/median/stddev/cv.
+  for (auto* b : {benchmark::RegisterBenchmark("BM_Parse", BM_Parse),
+                  benchmark::RegisterBenchmark("BM_PrintLong", BM_PrintLong),
+                  benchmark::RegisterBenchmark("BM_ParsePrint", BM_ParsePrint)}) {
+    b->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(10)->ReportAggregatesOnly(true);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  // Peer-format summary (see shared/bench/peers/README.md). Drop the first
+  // sample as warm-up.
+  if (g_parse_print_ms.size() >= 2) {
+    std::vector<double> timed(g_parse_print_ms.begin() + 1, g_parse_print_ms.end());
+    const double median_ms = Median(timed);
+    const double mb_per_s = static_cast<double>(input.text.size()) / 1e6 / (median_ms / 1e3);
+    std::fprintf(stderr, "parse_print_bench: parse+print median over %zu iterations\n",
+                 timed.size());
+    std::printf("parse_print_largest\txlite@1t\t%.3f\t%.1f MB/s\n", median_ms, mb_per_s);
+    std::fflush(stdout);
+  }
+  return 0;
+}
