@@ -89,6 +89,9 @@ struct ConvolutionDimensionNumbers {
   int64_t output_batch_dimension = 0;
   int64_t output_feature_dimension = 0;
   std::vector<int64_t> output_spatial_dimensions;
+  // Ranks as written in dim_labels; they differ from 2 + spatial dims only when
+  // some dimensions are unknown ('?', allowed on custom calls).
+  int64_t input_rank = 0, kernel_rank = 0, output_rank = 0;
   bool operator==(const ConvolutionDimensionNumbers&) const = default;
 };
 

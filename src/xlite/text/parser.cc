@@ -1211,6 +1211,9 @@ absl::StatusOr<ConvolutionDimensionNumbers> HloParser::ParseDimLabels() {
     }
     return absl::OkStatus();
   };
+  d.input_rank = lhs.size();
+  d.kernel_rank = rhs.size();
+  d.output_rank = out.size();
   RETURN_IF_ERROR(parse_side(lhs, 'b', 'f', &d.input_batch_dimension, &d.input_feature_dimension,
                              d.input_spatial_dimensions, "input"));
   RETURN_IF_ERROR(parse_side(rhs, 'i', 'o', &d.kernel_input_feature_dimension,
@@ -2137,6 +2140,10 @@ absl::Status HloParser::ParseArrayLiteral(Literal& lit) {
     int64_t count = 0;
     if (!c_.TryConsume("}")) {
       while (true) {
+        if (count >= shape.dimensions(dim)) {
+          return c_.ErrorAt(open, absl::StrCat("too many entries in dimension ", dim,
+                                               " of literal of shape ", shape.ToString(false)));
+        }
         if (dim + 1 < rank) {
           if (c_.Peek() != '{') {
             return c_.Error(absl::StrCat("expected '{' for dimension ", dim + 1, " of literal of shape ",
@@ -2144,10 +2151,6 @@ absl::Status HloParser::ParseArrayLiteral(Literal& lit) {
           }
           RETURN_IF_ERROR(parse_level(dim + 1));
         } else {
-          if (count >= shape.dimensions(dim)) {
-            return c_.ErrorAt(open, absl::StrCat("too many elements in dimension ", dim,
-                                                 " of literal of shape ", shape.ToString(false)));
-          }
           RETURN_IF_ERROR(ParseLiteralElement(lit, next++));
         }
         ++count;

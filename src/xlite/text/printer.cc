@@ -199,8 +199,9 @@ std::string WindowToString(const Window& w) {
 }
 
 std::string DimLabelsToString(const ConvolutionDimensionNumbers& d) {
-  auto side = [](int64_t a, char ca, int64_t b, char cb, const std::vector<int64_t>& sp) {
-    int64_t rank = std::max(a, b) + 1;
+  auto side = [](int64_t a, char ca, int64_t b, char cb, const std::vector<int64_t>& sp,
+                 int64_t written_rank) {
+    int64_t rank = std::max({a + 1, b + 1, written_rank});
     for (int64_t x : sp) rank = std::max(rank, x + 1);
     std::string s(rank, '?');
     if (a >= 0) s[a] = ca;
@@ -211,11 +212,14 @@ std::string DimLabelsToString(const ConvolutionDimensionNumbers& d) {
     return s;
   };
   return absl::StrCat(
-      side(d.input_batch_dimension, 'b', d.input_feature_dimension, 'f', d.input_spatial_dimensions), "_",
+      side(d.input_batch_dimension, 'b', d.input_feature_dimension, 'f', d.input_spatial_dimensions,
+           d.input_rank),
+      "_",
       side(d.kernel_input_feature_dimension, 'i', d.kernel_output_feature_dimension, 'o',
-           d.kernel_spatial_dimensions),
+           d.kernel_spatial_dimensions, d.kernel_rank),
       "->",
-      side(d.output_batch_dimension, 'b', d.output_feature_dimension, 'f', d.output_spatial_dimensions));
+      side(d.output_batch_dimension, 'b', d.output_feature_dimension, 'f', d.output_spatial_dimensions,
+           d.output_rank));
 }
 
 std::string ComparisonDirectionString(ComparisonDirection d) {

@@ -89,6 +89,21 @@ TEST(Parser, ErrorsNameFileLineAndColumn) {
             std::string::npos);
 }
 
+// Regressions found by the fuzzer.
+TEST(Parser, TooManyLiteralRowsIsAnError) {
+  EXPECT_NE(ErrorOf("HloModule m\nENTRY e {\n  ROOT c = f64[2,3] constant({ {1, 2, 3}, {4, 5, 6}, "
+                    "{7, 8, 9} })\n}\n")
+                .find("too many entries in dimension 0"),
+            std::string::npos);
+}
+
+TEST(Printer, DimLabelsKeepTrailingUnknownDimensions) {
+  const std::string text =
+      "HloModule m\nENTRY e {\n  ROOT r = f32[100]{0} custom-call(), window={size=2x2}, "
+      "dim_labels=?b01f_0?1io->b01f?, custom_call_target=\"t\"\n}\n";
+  EXPECT_NE(Reprint(text).find("dim_labels=?b01f_0?1io->b01f?,"), std::string::npos);
+}
+
 TEST(Parser, DeepNestingIsAnErrorNotACrash) {
   std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(100000, '(') + "\n}\n";
   EXPECT_NE(ErrorOf(deep).find("nested too deeply"), std::string::npos);
