@@ -1,0 +1,40 @@
+// Shape inference: the result shape of an instruction from its operands'
+// shapes and its attributes, following XLA's operation semantics and the
+// StableHLO spec. Used by the verifier (checks declared shapes) and by the
+// builder (computes shapes). Layouts are ignored: results have no layout.
+#ifndef XLITE_VERIFY_SHAPE_INFERENCE_H_
+#define XLITE_VERIFY_SHAPE_INFERENCE_H_
+
+#include "absl/status/statusor.h"
+#include "xlite/ir/instruction.h"
+
+namespace xlite {
+
+// The inferred shape of `instr` (operands must be set; called computations too
+// for ops that take them). Errors say which rule was broken, e.g.
+// "dot: lhs contracting dimension 1 has size 3 but rhs dimension 0 has size 4".
+// Opcodes whose result is declared rather than inferred (custom-call,
+// parameter, constant, infeed, recv, fusion, ...) return the instruction's own
+// shape after the checks that apply to them.
+absl::StatusOr<Shape> InferShape(const HloInstruction& instr);
+
+// Families, one file each (shape_inference_<family>.cc). Each returns
+// std::nullopt-equivalent absl::NotFoundError for opcodes it does not handle.
+namespace shape_inference {
+absl::StatusOr<Shape> InferElementwiseShape(const HloInstruction& instr);
+absl::StatusOr<Shape> InferDataMovementShape(const HloInstruction& instr);
+absl::StatusOr<Shape> InferLinalgShape(const HloInstruction& instr);
+absl::StatusOr<Shape> InferReductionShape(const HloInstruction& instr);
+absl::StatusOr<Shape> InferControlShape(const HloInstruction& instr);
+absl::StatusOr<Shape> InferCollectiveShape(const HloInstruction& instr);
+
+// Helpers shared by the families.
+// "opcode 'name': message" as an InvalidArgument status.
+absl::Status Error(const HloInstruction& instr, absl::string_view message);
+// Shapes compatible ignoring layout; dynamic '<=N' dimensions match N.
+bool Compatible(const Shape& a, const Shape& b);
+}  // namespace shape_inference
+
+}  // namespace xlite
+
+#endif  // XLITE_VERIFY_SHAPE_INFERENCE_H_
