@@ -133,6 +133,9 @@ class HloInstruction {
   HloInstruction* operand(int64_t i) const { return operands_[i]; }
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
   void AppendOperand(HloInstruction* op);
+  // Removes this instruction from its operands' user lists (before it is
+  // discarded without joining a computation).
+  void DetachFromOperands();
   const std::vector<HloInstruction*>& users() const { return users_; }
 
   const std::vector<HloComputation*>& called_computations() const { return called_; }

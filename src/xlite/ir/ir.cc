@@ -17,6 +17,14 @@ void HloInstruction::AppendOperand(HloInstruction* op) {
   if (op->users_.empty() || op->users_.back() != this) op->users_.push_back(this);
 }
 
+void HloInstruction::DetachFromOperands() {
+  for (HloInstruction* op : operands_) {
+    auto& u = op->users_;
+    u.erase(std::remove(u.begin(), u.end(), this), u.end());
+  }
+  operands_.clear();
+}
+
 void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
   if (std::find(control_succs_.begin(), control_succs_.end(), successor) != control_succs_.end()) {
     return;

@@ -2089,10 +2089,14 @@ absl::StatusOr<Literal> HloParser::ParseLiteral(const Shape& shape, int depth) {
   }
   if (c_.Peek() != '{') {
     // constant(1) for an array: every element takes the value.
-    RETURN_IF_ERROR(ParseLiteralElement(lit, 0));
-    for (int64_t i = 1; i < lit.element_count(); ++i) lit.SetBits(i, lit.GetBits(0));
-    if (IsComplex(shape.element_type())) {
-      for (int64_t i = 1; i < lit.element_count(); ++i) lit.SetComplex(i, lit.GetComplex(0));
+    Literal scalar(Shape::Scalar(shape.element_type()));
+    RETURN_IF_ERROR(ParseLiteralElement(scalar, 0));
+    for (int64_t i = 0; i < lit.element_count(); ++i) {
+      if (IsComplex(shape.element_type())) {
+        lit.SetComplex(i, scalar.GetComplex(0));
+      } else {
+        lit.SetBits(i, scalar.GetBits(0));
+      }
     }
     return lit;
   }

@@ -97,6 +97,11 @@ TEST(Parser, TooManyLiteralRowsIsAnError) {
             std::string::npos);
 }
 
+TEST(Parser, ScalarValueForAnEmptyArray) {
+  EXPECT_NE(Reprint("HloModule m\nENTRY e {\n  ROOT c = u4[0] constant(6)\n}\n").find("constant({})"),
+            std::string::npos);
+}
+
 TEST(Printer, DimLabelsKeepTrailingUnknownDimensions) {
   const std::string text =
       "HloModule m\nENTRY e {\n  ROOT r = f32[100]{0} custom-call(), window={size=2x2}, "
