@@ -47,5 +47,12 @@ check "--verify=false accepted" $?
 [ $? -eq 1 ] && grep -q "cannot open" "$tmp/err.txt"
 check "missing file is a clear error" $?
 
+printf 'HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[5] negate(p)\n}\n' > "$tmp/badshape.hlo"
+"$XLITE" opt "$tmp/badshape.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "verifier: instruction 'n' (negate) in computation 'e': declared shape f32\[5\]" "$tmp/err.txt"
+check "verifier runs by default and names instruction, computation, rule" $?
+"$XLITE" opt --verify=false "$tmp/badshape.hlo" > /dev/null
+check "--verify=false skips the verifier" $?
+
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

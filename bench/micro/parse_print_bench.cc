@@ -159,9 +159,10 @@ int main(int argc, char** argv) {
 
   const std::string location = CorpusLocation();
   if (location.empty()) {
-    std::fprintf(stderr,
-                 "parse_print_bench: SKIPPED: no HLO corpus (looked for ../shared/corpus/xla "
-                 "relative to the current directory; set XLITE_CORPUS=<corpus dir or .hlo file>)\n");
+    std::fprintf(
+        stderr,
+        "parse_print_bench: SKIPPED: no HLO corpus (looked for ../shared/corpus/xla "
+        "relative to the current directory; set XLITE_CORPUS=<corpus dir or .hlo file>)\n");
     std::printf("# parse_print_bench skipped: no corpus\n");
     return 0;
   }

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "xlite/text/parser.h"
 #include "xlite/text/printer.h"
+#include "xlite/verify/verifier.h"
 
 namespace xlite {
 namespace {
@@ -28,7 +29,8 @@ const std::map<std::string, std::string>& KnownGaps() {
       {"parser_test/xla__hlo__parser__hlo_parser_test.HloParserTest.DesugarParsingTest_FusionStart_"
        "Incomplete_Binding.hlo",
        "late-bound async operands (fusion-start with fewer operands than its context)"},
-      {"parser_test/xla__hlo__parser__hlo_parser_test.HloParserTest.InferShapeMixedExplicitShape.hlo",
+      {"parser_test/"
+       "xla__hlo__parser__hlo_parser_test.HloParserTest.InferShapeMixedExplicitShape.hlo",
        "shape inference for conditional without a written shape needs the verifier's inference"},
       {"parser_test/xla__hlo__parser__hlo_parser_test.HloParserTest."
        "LoopCrossingAsyncDynamicUpdateSliceSyntaxSugar.hlo",
@@ -40,23 +42,37 @@ const std::map<std::string, std::string>& KnownGaps() {
   return *gaps;
 }
 
-// parser_test_error cases that only the verifier (a later issue) rejects.
+// parser_test_error cases that neither the parser nor the verifier rejects
+// yet, with the rule that is missing. Empty: every error case is rejected.
 const std::map<std::string, std::string>& PendingVerifier() {
-  static const auto* pending = new std::map<std::string, std::string>{
-      {"AsyncDoneAsOperandToAsyncDoneRejected", "async chain rule: done feeding done"},
-      {"AsyncDoneAsOperandToAsyncUpdateRejected", "async chain rule: done feeding update"},
-      {"AsyncDoneWrongComputation", "async done calls a different computation than its start"},
-      {"AsyncUpdateWrongComputation", "async update calls a different computation than its start"},
-      {"AsyncStart_WrongOperand_SubShape", "async-start operand shapes vs context tuple"},
-      {"CheckIndexedConditionalElementType", "conditional branch index must be s32"},
-      {"CheckPredicatedConditionalRequiresTrueAndFalseComputation",
-       "pred conditional needs exactly two branches"},
-      {"ParseReshapeElementCountMismatch", "reshape element count (shape inference)"},
-      {"MeshReplicaGroupAxisIndexOutOfBounds", "mesh replica groups are kept as text, not validated"},
-      {"MeshReplicaGroupDeviceIdsCountMismatch", "mesh replica groups are kept as text, not validated"},
-      {"MeshReplicaGroupInvalidAxisName", "mesh replica groups are kept as text, not validated"},
-  };
+  static const auto* pending = new std::map<std::string, std::string>{};
   return *pending;
+}
+
+// Corpus modules of the "valid" kinds that the verifier rejects, with the XLA
+// rule that rejects them too. They come from tests of tools that parse
+// without verifying (hlo_to_mhlo import, hlo-opt pass tests, a text tool).
+const std::map<std::string, std::string>& InvalidInCorpus() {
+  static const auto* invalid = new std::map<std::string, std::string>{
+      {"hlo_file/xla__hlo__tools__tests__generate_hlo_test_checks_test_input.part4.hlo",
+       "call passes f32[4] to a computation whose parameter is f32[]; XLA's verifier requires "
+       "call operands to match the callee's parameters"},
+      {"hlo_file/xla__hlo__transforms__tests__operand_upcaster.hlo",
+       "dot(s8[8], s16[8]) with no contracting dimensions is an outer product s32[8,8] by the "
+       "dot semantics; it is declared s32[8]"},
+      {"hlo_file/xla__hlo__transforms__tests__rewrite_bf16_conv_to_onednn.part1.hlo",
+       "convolution of batch 8 declared with batch 4, and pad -1_-1 leaves spatial size 0 where 4 "
+       "is declared; XLA's convolution shape inference gives bf16[8,0,5,5,32]"},
+      {"hlo_file/xla__hlo__translate__hlo_to_mhlo__tests__import.hlo",
+       "convolution.4 has window size 3x3 on a 2x2 kernel; XLA requires window size == kernel "
+       "spatial size (an importer test, parsed unverified)"},
+      {"hlo_file/xla__tools__tests__data__invalid_concat.hlo",
+       "invalid by design: concatenate operands differ in a non-concatenated dimension"},
+      {"hlo_file_headerless/xla__hlo__translate__hlo_to_mhlo__tests__while.part4.hlo",
+       "broadcast f32[1] -> f32[3] with dimensions={0}; XLA's HLO verifier requires each mapped "
+       "dimension to keep its size (size-1 expansion is a StableHLO/MHLO rule)"},
+  };
+  return *invalid;
 }
 
 std::string ReadFile(const fs::path& p) {
@@ -67,7 +83,7 @@ std::string ReadFile(const fs::path& p) {
 }
 
 struct Row {
-  int pass = 0, fail = 0, known = 0, pending = 0;
+  int pass = 0, fail = 0, known = 0, pending = 0, invalid = 0;
 };
 
 fs::path CorpusDir() {
@@ -110,7 +126,8 @@ TEST(XlaCorpus, ParsePrintConformance) {
       if (!m.ok()) {
         why = std::string(m.status().message());
       } else {
-        PrintOptions o = c.kind == "parser_roundtrip_long" ? PrintOptions::Long() : PrintOptions::Short();
+        PrintOptions o =
+            c.kind == "parser_roundtrip_long" ? PrintOptions::Long() : PrintOptions::Short();
         ok = PrintModule(**m, o) == text;
         if (!ok) why = "printed text differs";
       }
@@ -149,6 +166,9 @@ TEST(XlaCorpus, ParsePrintConformance) {
       if (!m.ok()) {
         ok = !m.status().message().empty();
         if (!ok) why = "rejected without a message";
+      } else if (absl::Status v = VerifyModule(**m); !v.ok()) {
+        ok = !v.message().empty();
+        table["parser_test_error (by verifier)"].pass++;
       } else {
         std::string test = c.file.substr(c.file.rfind("HloParserTest.") + 14);
         test = test.substr(0, test.size() - 4);
@@ -156,10 +176,30 @@ TEST(XlaCorpus, ParsePrintConformance) {
           table[c.kind].pending++;
           continue;
         }
-        why = "accepted, but XLA rejects it";
+        why = "accepted by parser and verifier, but XLA rejects it";
       }
     } else {
       continue;  // templates and fragments are not complete modules
+    }
+    // Valid modules must also pass the verifier.
+    if (ok && (c.kind == "hlo_file" || c.kind == "hlo_file_headerless" ||
+               c.kind == "parser_roundtrip_long" || c.kind == "parser_roundtrip_short" ||
+               c.kind == "parser_nonroundtrip_in")) {
+      auto m = ParseHloModule(text, c.file);
+      absl::Status v = VerifyModule(**m);
+      Row& vrow = table[c.kind + " (verifier)"];
+      if (v.ok()) {
+        vrow.pass++;
+        if (InvalidInCorpus().count(c.file)) {
+          failures.push_back(c.file + ": listed as invalid but the verifier accepts it");
+        }
+      } else if (InvalidInCorpus().count(c.file)) {
+        vrow.invalid++;
+      } else {
+        vrow.fail++;
+        failures.push_back(c.file +
+                           ": verifier rejects a valid module: " + std::string(v.message()));
+      }
     }
     Row& row = table[c.kind];
     if (ok) {
@@ -176,14 +216,18 @@ TEST(XlaCorpus, ParsePrintConformance) {
     }
   }
   std::cout << "\nXLA corpus conformance (" << dir << ")\n";
-  std::cout << "kind                          pass  fail  known-gap  pending-verifier  rate\n";
+  std::cout << "kind                                 pass  fail  known-gap  pending  "
+               "invalid-in-corpus   rate\n";
   for (const auto& [kind, r] : table) {
     int counted = r.pass + r.fail + r.known;
     double rate = counted ? 100.0 * r.pass / counted : 100.0;
-    char buf[160];
-    std::snprintf(buf, sizeof(buf), "%-28s %5d %5d %10d %17d  %5.1f%%\n", kind.c_str(), r.pass,
-                  r.fail, r.known, r.pending, rate);
+    char buf[200];
+    std::snprintf(buf, sizeof(buf), "%-36s %5d %5d %10d %8d %18d  %5.1f%%\n", kind.c_str(), r.pass,
+                  r.fail, r.known, r.pending, r.invalid, rate);
     std::cout << buf;
+  }
+  for (const auto& [file, reason] : InvalidInCorpus()) {
+    std::cout << "rejected, invalid in XLA too: " << file << " -- " << reason << "\n";
   }
   for (const std::string& f : known_seen) {
     std::cout << "known gap: " << f << " -- " << KnownGaps().at(f) << "\n";

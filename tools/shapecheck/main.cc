@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
         } else if (!xlite::shape_inference::Compatible(*s, instr->shape())) {
           ++bad;
           std::cout << arg << ": " << instr->name() << " (" << op << "): declared "
-                    << instr->shape().ToString(false) << ", inferred " << s->ToString(false) << "\n";
+                    << instr->shape().ToString(false) << ", inferred " << s->ToString(false)
+                    << "\n";
         }
       }
     }

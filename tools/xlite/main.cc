@@ -1,5 +1,4 @@
 // The xlite command line: `xlite opt` parses, verifies and prints modules.
-#include "absl/strings/string_view.h"
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -9,8 +8,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "xlite/text/parser.h"
 #include "xlite/text/printer.h"
+#include "xlite/verify/verifier.h"
 
 namespace {
 
@@ -21,8 +22,7 @@ commands:
   opt        parse a module and print it
              --print=long|short            output form (default long)
              --syntax_sugar_async_ops=BOOL print async ops as op-start/op-done (default true)
-             --verify=BOOL                 run the verifier (default true; the verifier is
-                                           not built yet, so this only validates the flag)
+             --verify=BOOL                 run the verifier after parsing (default true)
   help       show this text
 
 Input format is chosen by extension: .hlo/.txt (HLO text); '-' reads HLO text from stdin.
@@ -97,7 +97,8 @@ int RunOpt(const std::vector<std::string>& args) {
   }
   if (file.empty()) return Fail("opt needs an input file (or - for stdin)");
   if (absl::EndsWith(file, ".mlir") || absl::EndsWith(file, ".mlir.bc")) {
-    return Fail(absl::StrCat("'", file, "': StableHLO input is not supported yet; only HLO text (.hlo)"));
+    return Fail(
+        absl::StrCat("'", file, "': StableHLO input is not supported yet; only HLO text (.hlo)"));
   }
   std::string text, error;
   if (!ReadInput(file, &text, &error)) return Fail(error);
@@ -105,6 +106,13 @@ int RunOpt(const std::vector<std::string>& args) {
   if (!module.ok()) {
     std::cerr << module.status().message() << "\n";
     return 1;
+  }
+  if (verify) {
+    absl::Status status = xlite::VerifyModule(**module);
+    if (!status.ok()) {
+      std::cerr << (file == "-" ? "<stdin>" : file) << ": verifier: " << status.message() << "\n";
+      return 1;
+    }
   }
   std::cout << xlite::PrintModule(**module, options);
   return 0;

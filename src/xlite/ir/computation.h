@@ -22,9 +22,7 @@ class HloComputation {
   // Takes ownership; instructions keep their insertion order, which the
   // printer preserves.
   HloInstruction* AddInstruction(std::unique_ptr<HloInstruction> instr);
-  const std::vector<std::unique_ptr<HloInstruction>>& instructions() const {
-    return instructions_;
-  }
+  const std::vector<std::unique_ptr<HloInstruction>>& instructions() const { return instructions_; }
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
 
   HloInstruction* root_instruction() const { return root_; }

@@ -16,20 +16,34 @@ int FloatFormat::max_digits10() const {
 std::optional<FloatFormat> GetFloatFormat(PrimitiveType type) {
   using N = FloatFormat::Nan;
   switch (type) {
-    case PrimitiveType::F16: return FloatFormat{5, 10, 15, true, true, N::kIeee};
-    case PrimitiveType::BF16: return FloatFormat{8, 7, 127, true, true, N::kIeee};
-    case PrimitiveType::F32: return FloatFormat{8, 23, 127, true, true, N::kIeee};
-    case PrimitiveType::F64: return FloatFormat{11, 52, 1023, true, true, N::kIeee};
-    case PrimitiveType::F8E5M2: return FloatFormat{5, 2, 15, true, true, N::kIeee};
-    case PrimitiveType::F8E4M3: return FloatFormat{4, 3, 7, true, true, N::kIeee};
-    case PrimitiveType::F8E4M3FN: return FloatFormat{4, 3, 7, true, false, N::kFiniteAllOnesNan};
-    case PrimitiveType::F8E4M3B11FNUZ: return FloatFormat{4, 3, 11, true, false, N::kNegZeroNan};
-    case PrimitiveType::F8E5M2FNUZ: return FloatFormat{5, 2, 16, true, false, N::kNegZeroNan};
-    case PrimitiveType::F8E4M3FNUZ: return FloatFormat{4, 3, 8, true, false, N::kNegZeroNan};
-    case PrimitiveType::F8E3M4: return FloatFormat{3, 4, 3, true, true, N::kIeee};
-    case PrimitiveType::F4E2M1FN: return FloatFormat{2, 1, 1, true, false, N::kNone};
-    case PrimitiveType::F8E8M0FNU: return FloatFormat{8, 0, 127, false, false, N::kAllOnesNan};
-    default: return std::nullopt;
+    case PrimitiveType::F16:
+      return FloatFormat{5, 10, 15, true, true, N::kIeee};
+    case PrimitiveType::BF16:
+      return FloatFormat{8, 7, 127, true, true, N::kIeee};
+    case PrimitiveType::F32:
+      return FloatFormat{8, 23, 127, true, true, N::kIeee};
+    case PrimitiveType::F64:
+      return FloatFormat{11, 52, 1023, true, true, N::kIeee};
+    case PrimitiveType::F8E5M2:
+      return FloatFormat{5, 2, 15, true, true, N::kIeee};
+    case PrimitiveType::F8E4M3:
+      return FloatFormat{4, 3, 7, true, true, N::kIeee};
+    case PrimitiveType::F8E4M3FN:
+      return FloatFormat{4, 3, 7, true, false, N::kFiniteAllOnesNan};
+    case PrimitiveType::F8E4M3B11FNUZ:
+      return FloatFormat{4, 3, 11, true, false, N::kNegZeroNan};
+    case PrimitiveType::F8E5M2FNUZ:
+      return FloatFormat{5, 2, 16, true, false, N::kNegZeroNan};
+    case PrimitiveType::F8E4M3FNUZ:
+      return FloatFormat{4, 3, 8, true, false, N::kNegZeroNan};
+    case PrimitiveType::F8E3M4:
+      return FloatFormat{3, 4, 3, true, true, N::kIeee};
+    case PrimitiveType::F4E2M1FN:
+      return FloatFormat{2, 1, 1, true, false, N::kNone};
+    case PrimitiveType::F8E8M0FNU:
+      return FloatFormat{8, 0, 127, false, false, N::kAllOnesNan};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -39,10 +53,14 @@ uint64_t QuietNanBits(const FloatFormat& f) {
   switch (f.nan) {
     case FloatFormat::Nan::kIeee:
       return (exp_all << f.mantissa_bits) | (uint64_t{1} << (f.mantissa_bits - 1));
-    case FloatFormat::Nan::kFiniteAllOnesNan: return (exp_all << f.mantissa_bits) | mant_all;
-    case FloatFormat::Nan::kNegZeroNan: return uint64_t{1} << (f.total_bits() - 1);
-    case FloatFormat::Nan::kAllOnesNan: return (exp_all << f.mantissa_bits) | mant_all;
-    case FloatFormat::Nan::kNone: return 0;
+    case FloatFormat::Nan::kFiniteAllOnesNan:
+      return (exp_all << f.mantissa_bits) | mant_all;
+    case FloatFormat::Nan::kNegZeroNan:
+      return uint64_t{1} << (f.total_bits() - 1);
+    case FloatFormat::Nan::kAllOnesNan:
+      return (exp_all << f.mantissa_bits) | mant_all;
+    case FloatFormat::Nan::kNone:
+      return 0;
   }
   return 0;
 }
@@ -70,7 +88,8 @@ double DecodeFloat(const FloatFormat& f, uint64_t bits) {
     case FloatFormat::Nan::kAllOnesNan:
       if (exp == exp_all) return nan;
       break;
-    case FloatFormat::Nan::kNone: break;
+    case FloatFormat::Nan::kNone:
+      break;
   }
   double v;
   if (exp == 0 && f.mantissa_bits > 0) {
@@ -99,16 +118,24 @@ uint64_t EncodeFloat(const FloatFormat& f, double value) {
   uint64_t max_exp_field = exp_all;
   uint64_t max_mant = (uint64_t{1} << mb) - 1;
   switch (f.nan) {
-    case FloatFormat::Nan::kIeee: max_exp_field = exp_all - 1; break;
-    case FloatFormat::Nan::kFiniteAllOnesNan: max_mant = max_mant - 1; break;
-    case FloatFormat::Nan::kAllOnesNan: max_exp_field = exp_all - 1; break;
-    default: break;
+    case FloatFormat::Nan::kIeee:
+      max_exp_field = exp_all - 1;
+      break;
+    case FloatFormat::Nan::kFiniteAllOnesNan:
+      max_mant = max_mant - 1;
+      break;
+    case FloatFormat::Nan::kAllOnesNan:
+      max_exp_field = exp_all - 1;
+      break;
+    default:
+      break;
   }
   const uint64_t max_finite = (max_exp_field << mb) | max_mant;
   auto overflow = [&]() -> uint64_t {
     if (f.has_inf) return sign | (exp_all << mb);
     if (f.nan == FloatFormat::Nan::kNone) return sign | max_finite;  // saturate
-    return EncodeFloat(f, std::numeric_limits<double>::quiet_NaN()) | (neg && f.nan != FloatFormat::Nan::kNegZeroNan ? sign : 0);
+    return EncodeFloat(f, std::numeric_limits<double>::quiet_NaN()) |
+           (neg && f.nan != FloatFormat::Nan::kNegZeroNan ? sign : 0);
   };
   if (std::isinf(a)) return overflow();
   if (!f.has_sign && neg && a != 0) return EncodeFloat(f, std::numeric_limits<double>::quiet_NaN());

@@ -26,10 +26,10 @@ struct InstructionAttributes {
   OpMetadata metadata;
   std::optional<HloSharding> sharding;
   FrontendAttributes frontend_attributes;
-  std::string backend_config;  // raw; printed bare when it lexes as a {...} dict
-  std::string statistics;      // statistics={...} body, as written
-  std::string original_value;  // origin={...} body, as written
-  std::string result_accuracy; // result_accuracy={...} body, as written
+  std::string backend_config;   // raw; printed bare when it lexes as a {...} dict
+  std::string statistics;       // statistics={...} body, as written
+  std::string original_value;   // origin={...} body, as written
+  std::string result_accuracy;  // result_accuracy={...} body, as written
 
   // Leaves and structure.
   std::optional<Literal> literal;  // constant; custom-call literal=
@@ -73,7 +73,7 @@ struct InstructionAttributes {
   bool constrain_layout = false;
   std::optional<SourceTargetPairs> source_target_pairs;
   std::optional<std::vector<std::vector<int64_t>>> slice_sizes_list;  // collective-permute
-  bool has_dynamic_root = false;                                       // collective-broadcast
+  bool has_dynamic_root = false;                                      // collective-broadcast
   bool is_host_transfer = false;
 
   // Calls and fusion.
@@ -86,7 +86,7 @@ struct InstructionAttributes {
   // Custom call.
   std::string custom_call_target;
   bool custom_call_has_side_effect = false;
-  std::string api_version;        // API_VERSION_*; empty = original
+  std::string api_version;           // API_VERSION_*; empty = original
   std::string custom_call_schedule;  // SCHEDULE_*; empty = none
   std::optional<std::vector<Shape>> operand_layout_constraints;
 

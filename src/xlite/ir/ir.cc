@@ -1,7 +1,7 @@
 // Small out-of-line pieces of the IR classes.
-#include "absl/strings/string_view.h"
 #include <algorithm>
 
+#include "absl/strings/string_view.h"
 #include "xlite/ir/computation.h"
 #include "xlite/ir/instruction.h"
 #include "xlite/ir/module.h"

@@ -43,7 +43,8 @@ TEST(Shape, Printing) {
   d.set_dynamic_dimension(1, true);
   EXPECT_EQ(d.ToString(), "s32[<=4,?]");
   std::vector<Shape> elems(6, Shape::Scalar(PrimitiveType::F32));
-  EXPECT_EQ(Shape::Tuple(elems).ToString(), "(f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[])");
+  EXPECT_EQ(Shape::Tuple(elems).ToString(),
+            "(f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[])");
   Shape scalar = Shape::Scalar(PrimitiveType::F32);
   scalar.SetDefaultLayoutIfMissing();
   EXPECT_EQ(scalar.ToString(), "f32[]");
@@ -61,10 +62,10 @@ TEST(Layout, TiledAndFields) {
 }
 
 TEST(FloatFormat, RoundTripsSmallTypes) {
-  for (PrimitiveType t : {PrimitiveType::F16, PrimitiveType::BF16, PrimitiveType::F8E5M2,
-                          PrimitiveType::F8E4M3FN, PrimitiveType::F8E4M3B11FNUZ,
-                          PrimitiveType::F8E5M2FNUZ, PrimitiveType::F8E4M3FNUZ, PrimitiveType::F8E4M3,
-                          PrimitiveType::F8E3M4, PrimitiveType::F4E2M1FN}) {
+  for (PrimitiveType t :
+       {PrimitiveType::F16, PrimitiveType::BF16, PrimitiveType::F8E5M2, PrimitiveType::F8E4M3FN,
+        PrimitiveType::F8E4M3B11FNUZ, PrimitiveType::F8E5M2FNUZ, PrimitiveType::F8E4M3FNUZ,
+        PrimitiveType::F8E4M3, PrimitiveType::F8E3M4, PrimitiveType::F4E2M1FN}) {
     FloatFormat f = *GetFloatFormat(t);
     for (uint64_t bits = 0; bits < (uint64_t{1} << f.total_bits()); ++bits) {
       double v = DecodeFloat(f, bits);

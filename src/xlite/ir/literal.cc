@@ -1,12 +1,12 @@
 #include "xlite/ir/literal.h"
 
-#include "absl/strings/string_view.h"
 #include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "xlite/ir/float_format.h"
 
 namespace xlite {
@@ -247,7 +247,8 @@ std::string Literal::ElementToString(int64_t i) const {
     std::complex<double> c = GetComplex(i);
     // XLA prints complex parts with StrCat's six significant digits.
     if (t == PrimitiveType::C64) {
-      return absl::StrCat("(", static_cast<float>(c.real()), ", ", static_cast<float>(c.imag()), ")");
+      return absl::StrCat("(", static_cast<float>(c.real()), ", ", static_cast<float>(c.imag()),
+                          ")");
     }
     return absl::StrCat("(", c.real(), ", ", c.imag(), ")");
   }

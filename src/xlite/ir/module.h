@@ -3,12 +3,12 @@
 #ifndef XLITE_IR_MODULE_H_
 #define XLITE_IR_MODULE_H_
 
-#include "absl/strings/string_view.h"
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "xlite/ir/computation.h"
 
 namespace xlite {
@@ -80,9 +80,7 @@ class HloModule {
 
   HloComputation* AddComputation(std::unique_ptr<HloComputation> c);
   // Computations in print order (callees before callers, entry last).
-  const std::vector<std::unique_ptr<HloComputation>>& computations() const {
-    return computations_;
-  }
+  const std::vector<std::unique_ptr<HloComputation>>& computations() const { return computations_; }
   HloComputation* entry_computation() const { return entry_; }
   void set_entry_computation(HloComputation* e);
   HloComputation* GetComputationWithName(absl::string_view name) const;

@@ -1,7 +1,8 @@
 #include "xlite/ir/opcode.h"
 
-#include "absl/strings/string_view.h"
 #include <iterator>
+
+#include "absl/strings/string_view.h"
 
 namespace xlite {
 namespace {

@@ -2,10 +2,10 @@
 #ifndef XLITE_IR_OPCODE_H_
 #define XLITE_IR_OPCODE_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
 
+#include "absl/strings/string_view.h"
 
 namespace xlite {
 

@@ -1,7 +1,8 @@
 #include "xlite/ir/primitive_type.h"
 
-#include "absl/strings/string_view.h"
 #include <array>
+
+#include "absl/strings/string_view.h"
 
 namespace xlite {
 namespace {

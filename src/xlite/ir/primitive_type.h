@@ -2,10 +2,10 @@
 #ifndef XLITE_IR_PRIMITIVE_TYPE_H_
 #define XLITE_IR_PRIMITIVE_TYPE_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
 
+#include "absl/strings/string_view.h"
 
 namespace xlite {
 
@@ -29,7 +29,9 @@ int PrimitiveByteWidth(PrimitiveType type);
 inline bool IsArrayType(PrimitiveType t) {
   return GetPrimitiveKind(t) != PrimitiveKind::kOther && t != PrimitiveType::PRIMITIVE_TYPE_INVALID;
 }
-inline bool IsFloatingPoint(PrimitiveType t) { return GetPrimitiveKind(t) == PrimitiveKind::kFloat; }
+inline bool IsFloatingPoint(PrimitiveType t) {
+  return GetPrimitiveKind(t) == PrimitiveKind::kFloat;
+}
 inline bool IsComplex(PrimitiveType t) { return GetPrimitiveKind(t) == PrimitiveKind::kComplex; }
 inline bool IsSignedInt(PrimitiveType t) { return GetPrimitiveKind(t) == PrimitiveKind::kSigned; }
 inline bool IsUnsignedInt(PrimitiveType t) {

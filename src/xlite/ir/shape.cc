@@ -6,10 +6,12 @@
 namespace xlite {
 
 bool Layout::operator==(const Layout& o) const {
-  bool physical_equal = (!physical_shape && !o.physical_shape) ||
-                        (physical_shape && o.physical_shape && *physical_shape == *o.physical_shape);
+  bool physical_equal =
+      (!physical_shape && !o.physical_shape) ||
+      (physical_shape && o.physical_shape && *physical_shape == *o.physical_shape);
   return minor_to_major == o.minor_to_major && dim_level_types == o.dim_level_types &&
-         tiles == o.tiles && tail_padding_alignment_in_elements == o.tail_padding_alignment_in_elements &&
+         tiles == o.tiles &&
+         tail_padding_alignment_in_elements == o.tail_padding_alignment_in_elements &&
          index_primitive_type == o.index_primitive_type &&
          pointer_primitive_type == o.pointer_primitive_type &&
          element_size_in_bits == o.element_size_in_bits && memory_space == o.memory_space &&
@@ -30,7 +32,8 @@ std::string Layout::ToString() const {
   absl::StrAppend(&out, absl::StrJoin(minor_to_major, ","));
   if (!HasOnlyMinorToMajor()) {
     out += ":";
-    if (!dim_level_types.empty()) absl::StrAppend(&out, "D(", absl::StrJoin(dim_level_types, ","), ")");
+    if (!dim_level_types.empty())
+      absl::StrAppend(&out, "D(", absl::StrJoin(dim_level_types, ","), ")");
     if (!tiles.empty()) {
       out += "T";
       for (const Tile& t : tiles) {

@@ -33,7 +33,7 @@ struct Layout {
   std::vector<int64_t> minor_to_major;
   std::vector<std::string> dim_level_types;  // D(...) entries, kept as spelled
   std::vector<Tile> tiles;
-  int64_t tail_padding_alignment_in_elements = 1;  // L(n)
+  int64_t tail_padding_alignment_in_elements = 1;                                // L(n)
   PrimitiveType index_primitive_type = PrimitiveType::PRIMITIVE_TYPE_INVALID;    // #(t)
   PrimitiveType pointer_primitive_type = PrimitiveType::PRIMITIVE_TYPE_INVALID;  // *(t)
   int64_t element_size_in_bits = 0;                                              // E(n)

@@ -21,24 +21,28 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
   static const AttrList kPad = {"padding"};
   static const AttrList kReduceWindow = {"window", "to_apply"};
   static const AttrList kSelectAndScatter = {"window", "select", "scatter"};
-  static const AttrList kConvolution = {"window",           "dim_labels",        "feature_group_count",
-                                        "batch_group_count", "convolution_kind", "operand_precision",
-                                        "algorithm", "sparsity_config"};
-  static const AttrList kDot = {"lhs_batch_dims",       "lhs_contracting_dims", "rhs_batch_dims",
-                                "rhs_contracting_dims", "operand_precision",    "algorithm",
+  static const AttrList kConvolution = {
+      "window",           "dim_labels",        "feature_group_count", "batch_group_count",
+      "convolution_kind", "operand_precision", "algorithm",           "sparsity_config"};
+  static const AttrList kDot = {"lhs_batch_dims",    "lhs_contracting_dims",
+                                "rhs_batch_dims",    "rhs_contracting_dims",
+                                "operand_precision", "algorithm",
                                 "sparsity"};
-  static const AttrList kRaggedDot = {"lhs_batch_dims",       "lhs_contracting_dims",
-                                      "rhs_batch_dims",       "rhs_contracting_dims",
-                                      "lhs_ragged_dims",      "rhs_group_dims",
-                                      "operand_precision",    "algorithm"};
-  static const AttrList kGather = {"offset_dims",           "collapsed_slice_dims",
-                                   "start_index_map",       "operand_batching_dims",
-                                   "start_indices_batching_dims", "index_vector_dim",
-                                   "slice_sizes",           "indices_are_sorted"};
-  static const AttrList kScatter = {"update_window_dims",   "inserted_window_dims",
-                                    "scatter_dims_to_operand_dims", "input_batching_dims",
-                                    "scatter_indices_batching_dims", "index_vector_dim",
-                                    "indices_are_sorted",   "unique_indices",
+  static const AttrList kRaggedDot = {
+      "lhs_batch_dims",  "lhs_contracting_dims", "rhs_batch_dims",    "rhs_contracting_dims",
+      "lhs_ragged_dims", "rhs_group_dims",       "operand_precision", "algorithm"};
+  static const AttrList kGather = {
+      "offset_dims",           "collapsed_slice_dims",        "start_index_map",
+      "operand_batching_dims", "start_indices_batching_dims", "index_vector_dim",
+      "slice_sizes",           "indices_are_sorted"};
+  static const AttrList kScatter = {"update_window_dims",
+                                    "inserted_window_dims",
+                                    "scatter_dims_to_operand_dims",
+                                    "input_batching_dims",
+                                    "scatter_indices_batching_dims",
+                                    "index_vector_dim",
+                                    "indices_are_sorted",
+                                    "unique_indices",
                                     "to_apply"};
   static const AttrList kFusion = {"kind", "output_to_operand_aliasing", "calls"};
   static const AttrList kCustomCall = {"window",
@@ -92,8 +96,10 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
   static const AttrList kCall = {"to_apply", "is_composite"};
 
   switch (op) {
-    case HloOpcode::kParameter: return kParameter;
-    case HloOpcode::kGetTupleElement: return kGte;
+    case HloOpcode::kParameter:
+      return kParameter;
+    case HloOpcode::kGetTupleElement:
+      return kGte;
     case HloOpcode::kBroadcast:
     case HloOpcode::kTranspose:
     case HloOpcode::kReverse:
@@ -104,41 +110,69 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
     case HloOpcode::kReduce:
     case HloOpcode::kMap:
       return kReduceLike;
-    case HloOpcode::kReshape: return kReshape;
-    case HloOpcode::kSort: return kSort;
-    case HloOpcode::kScan: return kScan;
-    case HloOpcode::kIota: return kIota;
-    case HloOpcode::kCompare: return kCompare;
-    case HloOpcode::kSlice: return kSlice;
-    case HloOpcode::kDynamicSlice: return kDynamicSlice;
-    case HloOpcode::kPad: return kPad;
-    case HloOpcode::kReduceWindow: return kReduceWindow;
-    case HloOpcode::kSelectAndScatter: return kSelectAndScatter;
-    case HloOpcode::kConvolution: return kConvolution;
+    case HloOpcode::kReshape:
+      return kReshape;
+    case HloOpcode::kSort:
+      return kSort;
+    case HloOpcode::kScan:
+      return kScan;
+    case HloOpcode::kIota:
+      return kIota;
+    case HloOpcode::kCompare:
+      return kCompare;
+    case HloOpcode::kSlice:
+      return kSlice;
+    case HloOpcode::kDynamicSlice:
+      return kDynamicSlice;
+    case HloOpcode::kPad:
+      return kPad;
+    case HloOpcode::kReduceWindow:
+      return kReduceWindow;
+    case HloOpcode::kSelectAndScatter:
+      return kSelectAndScatter;
+    case HloOpcode::kConvolution:
+      return kConvolution;
     case HloOpcode::kDot:
     case HloOpcode::kScaledDot:
       return kDot;
-    case HloOpcode::kRaggedDot: return kRaggedDot;
-    case HloOpcode::kGather: return kGather;
-    case HloOpcode::kScatter: return kScatter;
-    case HloOpcode::kFusion: return kFusion;
-    case HloOpcode::kCustomCall: return kCustomCall;
+    case HloOpcode::kRaggedDot:
+      return kRaggedDot;
+    case HloOpcode::kGather:
+      return kGather;
+    case HloOpcode::kScatter:
+      return kScatter;
+    case HloOpcode::kFusion:
+      return kFusion;
+    case HloOpcode::kCustomCall:
+      return kCustomCall;
     case HloOpcode::kBatchNormTraining:
     case HloOpcode::kBatchNormInference:
     case HloOpcode::kBatchNormGrad:
       return kBatchNorm;
-    case HloOpcode::kFft: return kFft;
-    case HloOpcode::kTriangularSolve: return kTriangularSolve;
-    case HloOpcode::kCholesky: return kCholesky;
-    case HloOpcode::kRng: return kRng;
-    case HloOpcode::kRngBitGenerator: return kRngBitGenerator;
-    case HloOpcode::kRngGetAndUpdateState: return kRngState;
-    case HloOpcode::kReducePrecision: return kReducePrecision;
-    case HloOpcode::kTopK: return kTopK;
-    case HloOpcode::kInfeed: return kInfeed;
-    case HloOpcode::kOutfeed: return kOutfeed;
-    case HloOpcode::kDomain: return kDomain;
-    case HloOpcode::kCopyStart: return kCopyStart;
+    case HloOpcode::kFft:
+      return kFft;
+    case HloOpcode::kTriangularSolve:
+      return kTriangularSolve;
+    case HloOpcode::kCholesky:
+      return kCholesky;
+    case HloOpcode::kRng:
+      return kRng;
+    case HloOpcode::kRngBitGenerator:
+      return kRngBitGenerator;
+    case HloOpcode::kRngGetAndUpdateState:
+      return kRngState;
+    case HloOpcode::kReducePrecision:
+      return kReducePrecision;
+    case HloOpcode::kTopK:
+      return kTopK;
+    case HloOpcode::kInfeed:
+      return kInfeed;
+    case HloOpcode::kOutfeed:
+      return kOutfeed;
+    case HloOpcode::kDomain:
+      return kDomain;
+    case HloOpcode::kCopyStart:
+      return kCopyStart;
     case HloOpcode::kSend:
     case HloOpcode::kRecv:
     case HloOpcode::kSendDone:
@@ -147,31 +181,40 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:
       return kAllReduce;
-    case HloOpcode::kReduceScatter: return kReduceScatter;
+    case HloOpcode::kReduceScatter:
+      return kReduceScatter;
     case HloOpcode::kAllGather:
     case HloOpcode::kAllGatherStart:
       return kAllGather;
-    case HloOpcode::kAllToAll: return kAllToAll;
-    case HloOpcode::kRaggedAllToAll: return kRaggedAllToAll;
-    case HloOpcode::kCollectiveBroadcast: return kCollectiveBroadcast;
+    case HloOpcode::kAllToAll:
+      return kAllToAll;
+    case HloOpcode::kRaggedAllToAll:
+      return kRaggedAllToAll;
+    case HloOpcode::kCollectiveBroadcast:
+      return kCollectiveBroadcast;
     case HloOpcode::kCollectivePermute:
     case HloOpcode::kCollectivePermuteStart:
       return kCollectivePermute;
-    case HloOpcode::kAsyncStart: return kAsyncStart;
+    case HloOpcode::kAsyncStart:
+      return kAsyncStart;
     case HloOpcode::kAsyncUpdate:
     case HloOpcode::kAsyncDone:
       return kAsyncUpdateDone;
-    case HloOpcode::kWhile: return kWhile;
-    case HloOpcode::kConditional: return kConditional;
-    case HloOpcode::kCall: return kCall;
-    default: return kNone;
+    case HloOpcode::kWhile:
+      return kWhile;
+    case HloOpcode::kConditional:
+      return kConditional;
+    case HloOpcode::kCall:
+      return kCall;
+    default:
+      return kNone;
   }
 }
 
 const AttrList& CommonAttributeOrder() {
-  static const AttrList kCommon = {"sharding",        "frontend_attributes", "control-predecessors",
-                                   "statistics",      "result_accuracy",     "origin",
-                                   "metadata",        "backend_config"};
+  static const AttrList kCommon = {"sharding",   "frontend_attributes", "control-predecessors",
+                                   "statistics", "result_accuracy",     "origin",
+                                   "metadata",   "backend_config"};
   return kCommon;
 }
 

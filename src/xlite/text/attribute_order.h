@@ -4,10 +4,9 @@
 #ifndef XLITE_TEXT_ATTRIBUTE_ORDER_H_
 #define XLITE_TEXT_ATTRIBUTE_ORDER_H_
 
-#include "absl/strings/string_view.h"
-
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "xlite/ir/opcode.h"
 
 namespace xlite {

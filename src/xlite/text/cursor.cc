@@ -1,6 +1,5 @@
 #include "xlite/text/cursor.h"
 
-#include "absl/strings/string_view.h"
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -11,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace xlite {
 
@@ -83,7 +83,8 @@ absl::StatusOr<std::string> Cursor::ParseName(absl::string_view what) {
 absl::StatusOr<std::string> Cursor::ParseIdentifier(absl::string_view what) {
   SkipSpace();
   size_t begin = pos_;
-  if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+  if (pos_ < text_.size() &&
+      (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
     ++pos_;
     while (pos_ < text_.size() && IsNameChar(text_[pos_])) ++pos_;
   }
@@ -167,8 +168,10 @@ absl::StatusOr<double> Cursor::ParseDouble() {
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) return ErrorAt(begin, absl::StrCat("malformed number '", s, "'"));
-  if (std::isinf(v)) return ErrorAt(begin, absl::StrCat("number '", s, "' is out of range for f64"));
+  if (end != s.c_str() + s.size())
+    return ErrorAt(begin, absl::StrCat("malformed number '", s, "'"));
+  if (std::isinf(v))
+    return ErrorAt(begin, absl::StrCat("number '", s, "' is out of range for f64"));
   return v;
 }
 

@@ -3,14 +3,13 @@
 #ifndef XLITE_TEXT_CURSOR_H_
 #define XLITE_TEXT_CURSOR_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <string>
-
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace xlite {
 
@@ -20,7 +19,10 @@ class Cursor {
 
   size_t pos() const { return pos_; }
   void set_pos(size_t p) { pos_ = p; }
-  bool AtEnd() { SkipSpace(); return pos_ >= text_.size(); }
+  bool AtEnd() {
+    SkipSpace();
+    return pos_ >= text_.size();
+  }
   absl::string_view text() const { return text_; }
 
   // Skips whitespace, /* */ and // comments.

@@ -1,6 +1,6 @@
 #include "xlite/text/parser.h"
 
-#include "absl/strings/string_view.h"
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "xlite/ir/float_format.h"
 #include "xlite/support/status.h"
 #include "xlite/text/attribute_order.h"
@@ -62,13 +63,12 @@ class HloParser {
   absl::Status ParseStackFrameSections();
   absl::Status ParseComputation(bool* saw_entry);
   absl::StatusOr<std::unique_ptr<HloComputation>> ParseComputationBody(const std::string& name,
-                                                                        size_t name_pos, int depth);
+                                                                       size_t name_pos, int depth);
   std::string UniqueComputationName(const std::string& base);
   absl::StatusOr<Shape> ParseSignature();
   absl::Status ParseInstruction(Scope& scope, bool* is_root_out, HloInstruction** out);
   absl::StatusOr<HloInstruction*> ParseInstructionBody(Scope& scope, std::string name,
-                                                       size_t name_pos, bool name_given,
-                                                       int depth);
+                                                       size_t name_pos, bool name_given, int depth);
   absl::StatusOr<std::vector<HloInstruction*>> ParseOperands(Scope& scope, int depth);
   absl::StatusOr<HloInstruction*> ParseOperand(Scope& scope, int depth);
   absl::StatusOr<HloInstruction*> ResolveCompactGte(Scope& scope, HloInstruction* base,
@@ -151,7 +151,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloParser::ParseModule() {
   // Generic async-update/done without calls= follow their operand to the start.
   for (const auto& comp : module_->computations()) {
     for (const auto& instr : comp->instructions()) {
-      if ((instr->opcode() == HloOpcode::kAsyncUpdate || instr->opcode() == HloOpcode::kAsyncDone) &&
+      if ((instr->opcode() == HloOpcode::kAsyncUpdate ||
+           instr->opcode() == HloOpcode::kAsyncDone) &&
           instr->called_computations().empty() && instr->operand_count() > 0) {
         if (HloComputation* w = instr->operand(0)->async_wrapped_computation()) {
           instr->set_called_computations({w});
@@ -322,13 +323,20 @@ absl::Status HloParser::ParseStackFrameSections() {
           ASSIGN_OR_RETURN(std::string key, c_.ParseIdentifier("file location field"));
           RETURN_IF_ERROR(c_.Expect("="));
           ASSIGN_OR_RETURN(int64_t v, c_.ParseInt64());
-          if (key == "file_name_id") loc.file_name_id = v;
-          else if (key == "function_name_id") loc.function_name_id = v;
-          else if (key == "line") loc.line = v;
-          else if (key == "end_line") loc.end_line = v;
-          else if (key == "column") loc.column = v;
-          else if (key == "end_column") loc.end_column = v;
-          else return c_.ErrorAt(pos, absl::StrCat("unknown file location field '", key, "'"));
+          if (key == "file_name_id")
+            loc.file_name_id = v;
+          else if (key == "function_name_id")
+            loc.function_name_id = v;
+          else if (key == "line")
+            loc.line = v;
+          else if (key == "end_line")
+            loc.end_line = v;
+          else if (key == "column")
+            loc.column = v;
+          else if (key == "end_column")
+            loc.end_column = v;
+          else
+            return c_.ErrorAt(pos, absl::StrCat("unknown file location field '", key, "'"));
           c_.TryConsume(",");
         }
         idx.file_locations.push_back(loc);
@@ -343,9 +351,12 @@ absl::Status HloParser::ParseStackFrameSections() {
           ASSIGN_OR_RETURN(std::string key, c_.ParseIdentifier("stack frame field"));
           RETURN_IF_ERROR(c_.Expect("="));
           ASSIGN_OR_RETURN(int64_t v, c_.ParseInt64());
-          if (key == "file_location_id") f.file_location_id = v;
-          else if (key == "parent_frame_id") f.parent_frame_id = v;
-          else return c_.ErrorAt(pos, absl::StrCat("unknown stack frame field '", key, "'"));
+          if (key == "file_location_id")
+            f.file_location_id = v;
+          else if (key == "parent_frame_id")
+            f.parent_frame_id = v;
+          else
+            return c_.ErrorAt(pos, absl::StrCat("unknown stack frame field '", key, "'"));
           c_.TryConsume(",");
         }
         idx.stack_frames.push_back(f);
@@ -376,7 +387,8 @@ absl::StatusOr<Shape> HloParser::ParseSignature() {
 absl::Status HloParser::ParseComputation(bool* saw_entry) {
   size_t start = (c_.SkipSpace(), c_.pos());
   bool is_entry = c_.TryConsumeWord("ENTRY");
-  if (is_entry && *saw_entry) return c_.ErrorAt(start, "module has more than one ENTRY computation");
+  if (is_entry && *saw_entry)
+    return c_.ErrorAt(start, "module has more than one ENTRY computation");
   size_t name_pos = (c_.SkipSpace(), c_.pos());
   ASSIGN_OR_RETURN(std::string name, c_.ParseName("computation name"));
   if (!computation_names_.insert(name).second) {
@@ -391,10 +403,10 @@ absl::Status HloParser::ParseComputation(bool* saw_entry) {
   ASSIGN_OR_RETURN(std::unique_ptr<HloComputation> comp, ParseComputationBody(name, name_pos, 0));
   if (signature_result &&
       !signature_result->EqualIgnoringLayout(comp->root_instruction()->shape())) {
-    return c_.ErrorAt(signature_pos, absl::StrCat("computation '", name, "' declares result ",
-                                                  signature_result->ToString(false),
-                                                  " but its root has shape ",
-                                                  comp->root_instruction()->shape().ToString(false)));
+    return c_.ErrorAt(signature_pos,
+                      absl::StrCat("computation '", name, "' declares result ",
+                                   signature_result->ToString(false), " but its root has shape ",
+                                   comp->root_instruction()->shape().ToString(false)));
   }
   if (c_.TryConsume(",")) {
     RETURN_IF_ERROR(c_.Expect("execution_thread"));
@@ -454,11 +466,13 @@ absl::StatusOr<std::unique_ptr<HloComputation>> HloParser::ParseComputationBody(
     last = instr;
   }
   current_scope_ = saved_scope;
-  if (!last) return c_.ErrorAt(name_pos, absl::StrCat("computation '", name, "' has no instructions"));
+  if (!last)
+    return c_.ErrorAt(name_pos, absl::StrCat("computation '", name, "' has no instructions"));
   comp->set_root_instruction(root ? root : last);
   for (size_t i = 0; i < comp->parameter_instructions().size(); ++i) {
     if (!comp->parameter_instruction(i)) {
-      return c_.ErrorAt(name_pos, absl::StrCat("computation '", name, "' is missing parameter ", i));
+      return c_.ErrorAt(name_pos,
+                        absl::StrCat("computation '", name, "' is missing parameter ", i));
     }
   }
   return comp;
@@ -503,8 +517,7 @@ absl::StatusOr<HloInstruction*> HloParser::ParseInstructionBody(Scope& scope, st
   absl::string_view async_suffix;
   if (!opcode) {
     for (absl::string_view suffix : {"-start", "-update", "-done"}) {
-      if (opcode_name.size() > suffix.size() &&
-          absl::EndsWith(opcode_name, suffix)) {
+      if (opcode_name.size() > suffix.size() && absl::EndsWith(opcode_name, suffix)) {
         std::optional<HloOpcode> base =
             StringToHloOpcode(opcode_name.substr(0, opcode_name.size() - suffix.size()));
         if (base) {
@@ -571,12 +584,14 @@ absl::StatusOr<HloInstruction*> HloParser::ParseInstructionBody(Scope& scope, st
   if (*opcode == HloOpcode::kParameter) {
     scope.computation->SetParameter(raw->attrs().parameter_number, raw);
   }
-  if (wrapped) RETURN_IF_ERROR(FinishAsyncSugar(raw, *wrapped, async_suffix, wrapped_attrs, opcode_pos));
+  if (wrapped)
+    RETURN_IF_ERROR(FinishAsyncSugar(raw, *wrapped, async_suffix, wrapped_attrs, opcode_pos));
 
   // Names are unique within a computation; anonymous ones get a suffix.
   if (scope.by_name.contains(raw->name())) {
     if (name_given) {
-      return c_.ErrorAt(name_pos, absl::StrCat("instruction '", raw->name(), "' is already defined"));
+      return c_.ErrorAt(name_pos,
+                        absl::StrCat("instruction '", raw->name(), "' is already defined"));
     }
     int& n = name_uses_[raw->name()];
     std::string candidate;
@@ -636,9 +651,9 @@ absl::StatusOr<HloInstruction*> HloParser::ParseOperand(Scope& scope, int depth)
     ASSIGN_OR_RETURN(op, ResolveCompactGte(scope, op, std::move(path), name_pos));
   }
   if (declared && !declared->EqualIgnoringLayout(op->shape())) {
-    return c_.ErrorAt(start, absl::StrCat("operand '", name, "' is declared as ",
-                                          declared->ToString(false), " but has shape ",
-                                          op->shape().ToString(false)));
+    return c_.ErrorAt(
+        start, absl::StrCat("operand '", name, "' is declared as ", declared->ToString(false),
+                            " but has shape ", op->shape().ToString(false)));
   }
   return op;
 }
@@ -685,16 +700,19 @@ absl::Status HloParser::FinishAsyncSugar(HloInstruction* instr, HloOpcode wrappe
   if (suffix == "-start") {
     const Shape& s = instr->shape();
     if (!s.IsTuple() || s.tuple_shapes_size() < 2) {
-      return c_.ErrorAt(pos, absl::StrCat("async start shape must be a tuple ((operands...), output, "
-                                          "context...), got ", s.ToString(false)));
+      return c_.ErrorAt(pos,
+                        absl::StrCat("async start shape must be a tuple ((operands...), output, "
+                                     "context...), got ",
+                                     s.ToString(false)));
     }
-    auto comp = std::make_unique<HloComputation>(UniqueComputationName(absl::StrCat(instr->name(), ".wrapped")));
+    auto comp = std::make_unique<HloComputation>(
+        UniqueComputationName(absl::StrCat(instr->name(), ".wrapped")));
     int64_t pnum = 0;
     auto root = std::make_unique<HloInstruction>(wrapped, std::string(HloOpcodeString(wrapped)),
                                                  s.tuple_shapes(1));
     for (HloInstruction* op : instr->operands()) {
-      auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter,
-                                                absl::StrCat("param.", pnum), op->shape());
+      auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter, absl::StrCat("param.", pnum),
+                                                op->shape());
       p->attrs().parameter_number = pnum;
       HloInstruction* praw = comp->AddInstruction(std::move(p));
       comp->SetParameter(pnum++, praw);
@@ -725,13 +743,15 @@ absl::Status HloParser::FinishAsyncSugar(HloInstruction* instr, HloOpcode wrappe
     // The operand comes through a tuple, a loop or a parameter: rebuild the
     // wrapped computation from the async context shape ((operands...), output, ...).
     const Shape& s = instr->operand(0)->shape();
-    if (IsAsyncOpcode(instr->operand(0)->opcode()) || !s.IsTuple() ||
-        s.tuple_shapes_size() < 2 || !s.tuple_shapes(0).IsTuple()) {
+    if (IsAsyncOpcode(instr->operand(0)->opcode()) || !s.IsTuple() || s.tuple_shapes_size() < 2 ||
+        !s.tuple_shapes(0).IsTuple()) {
       return c_.ErrorAt(pos, absl::StrCat("operand of ", HloOpcodeString(wrapped), suffix,
                                           " must be an async context ((operands...), output, "
-                                          "context...), got ", s.ToString(false)));
+                                          "context...), got ",
+                                          s.ToString(false)));
     }
-    auto comp = std::make_unique<HloComputation>(UniqueComputationName(absl::StrCat(instr->name(), ".wrapped")));
+    auto comp = std::make_unique<HloComputation>(
+        UniqueComputationName(absl::StrCat(instr->name(), ".wrapped")));
     auto root = std::make_unique<HloInstruction>(wrapped, std::string(HloOpcodeString(wrapped)),
                                                  s.tuple_shapes(1));
     for (int64_t i = 0; i < s.tuple_shapes(0).tuple_shapes_size(); ++i) {
@@ -750,9 +770,9 @@ absl::Status HloParser::FinishAsyncSugar(HloInstruction* instr, HloOpcode wrappe
   }
   HloInstruction* wrapped_root = wrapped_comp->root_instruction();
   if (wrapped_root->opcode() != wrapped) {
-    return c_.ErrorAt(pos, absl::StrCat("expected ", HloOpcodeString(wrapped_root->opcode()),
-                                        suffix, " to match its start, got ",
-                                        HloOpcodeString(wrapped), suffix));
+    return c_.ErrorAt(pos,
+                      absl::StrCat("expected ", HloOpcodeString(wrapped_root->opcode()), suffix,
+                                   " to match its start, got ", HloOpcodeString(wrapped), suffix));
   }
   instr->set_called_computations({wrapped_comp});
   return absl::OkStatus();
@@ -773,15 +793,17 @@ absl::Status HloParser::CheckParsedInstruction(HloInstruction& instr,
         return c_.ErrorAt(pos, absl::StrCat(HloOpcodeString(*wrapped),
                                             " has first-class start/done opcodes and cannot be "
                                             "wrapped in a generic async op"));
-      default: break;
+      default:
+        break;
     }
   }
   if ((instr.opcode() == HloOpcode::kAsyncStart || instr.opcode() == HloOpcode::kAsyncUpdate) &&
       instr.shape().element_type() != PrimitiveType::PRIMITIVE_TYPE_INVALID &&
       (!instr.shape().IsTuple() || instr.shape().tuple_shapes_size() < 2)) {
-    return c_.ErrorAt(pos, absl::StrCat(HloOpcodeString(instr.opcode()),
-                                        " shape must be a tuple ((operands...), output, context...), got ",
-                                        instr.shape().ToString(false)));
+    return c_.ErrorAt(
+        pos, absl::StrCat(HloOpcodeString(instr.opcode()),
+                          " shape must be a tuple ((operands...), output, context...), got ",
+                          instr.shape().ToString(false)));
   }
   if ((instr.opcode() == HloOpcode::kAsyncUpdate || instr.opcode() == HloOpcode::kAsyncDone) &&
       instr.operand_count() == 0) {
@@ -803,7 +825,8 @@ absl::Status HloParser::CheckParsedInstruction(HloInstruction& instr,
     case HloOpcode::kAllGatherStart:
     case HloOpcode::kReduceScatter:
       if (!a.dimensions || a.dimensions->size() != 1) {
-        return c_.ErrorAt(pos, absl::StrCat(HloOpcodeString(op), " needs exactly one dimension in dimensions={...}"));
+        return c_.ErrorAt(pos, absl::StrCat(HloOpcodeString(op),
+                                            " needs exactly one dimension in dimensions={...}"));
       }
       break;
     case HloOpcode::kAllToAll:
@@ -826,21 +849,22 @@ absl::Status HloParser::CheckParsedInstruction(HloInstruction& instr,
       if (a.operand_layout_constraints) {
         const auto& shapes = *a.operand_layout_constraints;
         if (static_cast<int64_t>(shapes.size()) != instr.operand_count()) {
-          return c_.ErrorAt(pos, absl::StrCat("custom-call has ", instr.operand_count(),
-                                              " operands but ", shapes.size(),
-                                              " operand_layout_constraints"));
+          return c_.ErrorAt(
+              pos, absl::StrCat("custom-call has ", instr.operand_count(), " operands but ",
+                                shapes.size(), " operand_layout_constraints"));
         }
         for (size_t i = 0; i < shapes.size(); ++i) {
           if (!shapes[i].EqualIgnoringLayout(instr.operand(i)->shape())) {
-            return c_.ErrorAt(pos, absl::StrCat("operand_layout_constraints[", i, "] ",
-                                                shapes[i].ToString(false),
-                                                " is incompatible with operand shape ",
-                                                instr.operand(i)->shape().ToString(false)));
+            return c_.ErrorAt(
+                pos, absl::StrCat("operand_layout_constraints[", i, "] ", shapes[i].ToString(false),
+                                  " is incompatible with operand shape ",
+                                  instr.operand(i)->shape().ToString(false)));
           }
         }
       }
       break;
-    default: break;
+    default:
+      break;
   }
   return absl::OkStatus();
 }
@@ -848,6 +872,23 @@ absl::Status HloParser::CheckParsedInstruction(HloInstruction& instr,
 absl::Status HloParser::ResolvePending() {
   absl::flat_hash_map<absl::string_view, HloComputation*> by_name;
   for (const auto& c : module_->computations()) by_name.emplace(c->name(), c.get());
+  // Called computations are stored by role, whatever order the text gives:
+  // while {condition, body}, conditional {true, false}, select-and-scatter
+  // {select, scatter}.
+  auto role_rank = [](const std::string& attr) {
+    if (attr == "condition" || attr == "true_computation" || attr == "select") return 0;
+    if (attr == "body" || attr == "false_computation" || attr == "scatter") return 1;
+    return 2;
+  };
+  // One instruction's attributes are parsed together, so its calls are adjacent.
+  for (auto first = pending_calls_.begin(); first != pending_calls_.end();) {
+    auto last = std::find_if(first, pending_calls_.end(),
+                             [&](const PendingCall& p) { return p.instr != first->instr; });
+    std::stable_sort(first, last, [&](const PendingCall& a, const PendingCall& b) {
+      return role_rank(a.attr) < role_rank(b.attr);
+    });
+    first = last;
+  }
   for (PendingCall& pc : pending_calls_) {
     std::vector<HloComputation*> comps;
     for (const NameRef& ref : pc.names) {
@@ -920,7 +961,8 @@ absl::Status HloParser::ParseAttributes(HloInstruction* instr, std::optional<Hlo
       for (const NameRef& ref : names) {
         auto it = current_scope_->by_name.find(ref.name);
         if (it == current_scope_->by_name.end()) {
-          return c_.ErrorAt(ref.pos, absl::StrCat("control predecessor '", ref.name, "' is not defined"));
+          return c_.ErrorAt(ref.pos,
+                            absl::StrCat("control predecessor '", ref.name, "' is not defined"));
         }
         it->second->AddControlDependencyTo(instr);
       }
@@ -937,16 +979,28 @@ absl::Status HloParser::ParseAttributes(HloInstruction* instr, std::optional<Hlo
     return absl::OkStatus();
   };
   switch (wrapped ? *wrapped : instr->opcode()) {
-    case HloOpcode::kGetTupleElement: RETURN_IF_ERROR(require("index")); break;
-    case HloOpcode::kIota: RETURN_IF_ERROR(require("iota_dimension")); break;
-    case HloOpcode::kCompare: RETURN_IF_ERROR(require("direction")); break;
+    case HloOpcode::kGetTupleElement:
+      RETURN_IF_ERROR(require("index"));
+      break;
+    case HloOpcode::kIota:
+      RETURN_IF_ERROR(require("iota_dimension"));
+      break;
+    case HloOpcode::kCompare:
+      RETURN_IF_ERROR(require("direction"));
+      break;
     case HloOpcode::kWhile:
       RETURN_IF_ERROR(require("condition"));
       RETURN_IF_ERROR(require("body"));
       break;
-    case HloOpcode::kSlice: RETURN_IF_ERROR(require("slice")); break;
-    case HloOpcode::kPad: RETURN_IF_ERROR(require("padding")); break;
-    case HloOpcode::kDynamicSlice: RETURN_IF_ERROR(require("dynamic_slice_sizes")); break;
+    case HloOpcode::kSlice:
+      RETURN_IF_ERROR(require("slice"));
+      break;
+    case HloOpcode::kPad:
+      RETURN_IF_ERROR(require("padding"));
+      break;
+    case HloOpcode::kDynamicSlice:
+      RETURN_IF_ERROR(require("dynamic_slice_sizes"));
+      break;
     case HloOpcode::kReducePrecision:
       RETURN_IF_ERROR(require("exponent_bits"));
       RETURN_IF_ERROR(require("mantissa_bits"));
@@ -992,17 +1046,27 @@ absl::Status HloParser::ParseAttributes(HloInstruction* instr, std::optional<Hlo
       if (!wrapped) RETURN_IF_ERROR(require("to_apply"));
       break;
     case HloOpcode::kConditional:
+      if (instr->operand_count() > 0 &&
+          instr->operand(0)->shape().element_type() == PrimitiveType::PRED &&
+          seen.contains("branch_computations")) {
+        return c_.ErrorAt(opcode_pos,
+                          "a conditional on a pred takes true_computation and "
+                          "false_computation, not branch_computations");
+      }
       if (!seen.contains("branch_computations") &&
           !(seen.contains("true_computation") && seen.contains("false_computation"))) {
-        return c_.ErrorAt(opcode_pos, "conditional requires branch_computations or "
-                                      "true_computation and false_computation");
+        return c_.ErrorAt(opcode_pos,
+                          "conditional requires branch_computations or "
+                          "true_computation and false_computation");
       }
       break;
     case HloOpcode::kSelectAndScatter:
       RETURN_IF_ERROR(require("select"));
       RETURN_IF_ERROR(require("scatter"));
       break;
-    case HloOpcode::kRng: RETURN_IF_ERROR(require("distribution")); break;
+    case HloOpcode::kRng:
+      RETURN_IF_ERROR(require("distribution"));
+      break;
     case HloOpcode::kFft:
       RETURN_IF_ERROR(require("fft_type"));
       RETURN_IF_ERROR(require("fft_length"));
@@ -1010,7 +1074,8 @@ absl::Status HloParser::ParseAttributes(HloInstruction* instr, std::optional<Hlo
     case HloOpcode::kAsyncStart:
       if (!wrapped) RETURN_IF_ERROR(require("calls"));
       break;
-    default: break;
+    default:
+      break;
   }
   return absl::OkStatus();
 }
@@ -1122,8 +1187,8 @@ absl::StatusOr<Window> HloParser::ParseWindow() {
     }
     c_.TryConsume(",");
   }
-  if (!has_size && (!stride.empty() || !pad.empty() || !lhs_dilate.empty() ||
-                    !rhs_dilate.empty() || !reversal.empty())) {
+  if (!has_size && (!stride.empty() || !pad.empty() || !lhs_dilate.empty() || !rhs_dilate.empty() ||
+                    !reversal.empty())) {
     return c_.Error("window has no size");
   }
   const size_t rank = size.size();
@@ -1161,14 +1226,16 @@ absl::StatusOr<ConvolutionDimensionNumbers> HloParser::ParseDimLabels() {
   size_t underscore = s.find('_');
   size_t arrow = s.find("->");
   if (underscore == std::string::npos || arrow == std::string::npos || arrow < underscore) {
-    return c_.ErrorAt(pos, absl::StrCat("malformed dim_labels '", s, "'; expected like b01f_01io->b01f"));
+    return c_.ErrorAt(
+        pos, absl::StrCat("malformed dim_labels '", s, "'; expected like b01f_01io->b01f"));
   }
   std::string lhs = s.substr(0, underscore);
   std::string rhs = s.substr(underscore + 1, arrow - underscore - 1);
   std::string out = s.substr(arrow + 2);
   ConvolutionDimensionNumbers d;
   if (lhs.size() != rhs.size() || lhs.size() != out.size() || lhs.size() < 2) {
-    return c_.ErrorAt(pos, absl::StrCat("dim_labels '", s, "' must give the same rank to input, kernel and output"));
+    return c_.ErrorAt(pos, absl::StrCat("dim_labels '", s,
+                                        "' must give the same rank to input, kernel and output"));
   }
   size_t spatial = 0;
   for (char ch : lhs) spatial += (ch >= '0' && ch <= '9');
@@ -1181,23 +1248,29 @@ absl::StatusOr<ConvolutionDimensionNumbers> HloParser::ParseDimLabels() {
     for (size_t i = 0; i < labels.size(); ++i) {
       char ch = labels[i];
       if (ch == a) {
-        if (seen_a) return c_.ErrorAt(pos, absl::StrCat("dim_labels ", side, " repeats '", std::string(1, a), "'"));
+        if (seen_a)
+          return c_.ErrorAt(
+              pos, absl::StrCat("dim_labels ", side, " repeats '", std::string(1, a), "'"));
         seen_a = true;
         *da = i;
       } else if (ch == b) {
-        if (seen_b) return c_.ErrorAt(pos, absl::StrCat("dim_labels ", side, " repeats '", std::string(1, b), "'"));
+        if (seen_b)
+          return c_.ErrorAt(
+              pos, absl::StrCat("dim_labels ", side, " repeats '", std::string(1, b), "'"));
         seen_b = true;
         *db = i;
       } else if (ch >= '0' && ch <= '9') {
         size_t k = ch - '0';
         if (k >= spatial || sp[k] != -1) {
-          return c_.ErrorAt(pos, absl::StrCat("dim_labels ", side, " has a bad spatial label '", std::string(1, ch), "'"));
+          return c_.ErrorAt(pos, absl::StrCat("dim_labels ", side, " has a bad spatial label '",
+                                              std::string(1, ch), "'"));
         }
         sp[k] = i;
       } else if (ch == '?') {
         // Unknown dimension (allowed on custom calls); left unassigned.
       } else {
-        return c_.ErrorAt(pos, absl::StrCat("dim_labels ", side, " has an unexpected label '", std::string(1, ch), "'"));
+        return c_.ErrorAt(pos, absl::StrCat("dim_labels ", side, " has an unexpected label '",
+                                            std::string(1, ch), "'"));
       }
     }
     const bool has_unknown = labels.find('?') != std::string::npos;
@@ -1207,7 +1280,9 @@ absl::StatusOr<ConvolutionDimensionNumbers> HloParser::ParseDimLabels() {
       return c_.ErrorAt(pos, absl::StrCat("dim_labels ", side, " is missing a dimension"));
     }
     for (int64_t v : sp) {
-      if (v < 0) return c_.ErrorAt(pos, absl::StrCat("dim_labels ", side, " is missing a spatial dimension"));
+      if (v < 0)
+        return c_.ErrorAt(pos,
+                          absl::StrCat("dim_labels ", side, " is missing a spatial dimension"));
     }
     return absl::OkStatus();
   };
@@ -1219,8 +1294,8 @@ absl::StatusOr<ConvolutionDimensionNumbers> HloParser::ParseDimLabels() {
   RETURN_IF_ERROR(parse_side(rhs, 'i', 'o', &d.kernel_input_feature_dimension,
                              &d.kernel_output_feature_dimension, d.kernel_spatial_dimensions,
                              "kernel"));
-  RETURN_IF_ERROR(parse_side(out, 'b', 'f', &d.output_batch_dimension,
-                             &d.output_feature_dimension, d.output_spatial_dimensions, "output"));
+  RETURN_IF_ERROR(parse_side(out, 'b', 'f', &d.output_batch_dimension, &d.output_feature_dimension,
+                             d.output_spatial_dimensions, "output"));
   return d;
 }
 
@@ -1271,14 +1346,57 @@ absl::StatusOr<std::vector<PaddingDimension>> HloParser::ParsePadding() {
 absl::StatusOr<ReplicaGroups> HloParser::ParseReplicaGroups() {
   ReplicaGroups g;
   if (c_.TryConsumeWord("mesh")) {
-    // mesh['axis_0'=4,'axis_1'=2] {'axis_0'}: kept as written.
+    // mesh['axis_0'=4,'axis_1'=2(, device_ids=(...))] {'axis_0', ...}: validated,
+    // then kept as written.
     size_t begin = c_.pos();
-    if (c_.PeekRaw() != '[') return c_.Error("expected '[' after mesh");
-    size_t close = c_.text().find(']', begin);
-    if (close == absl::string_view::npos) return c_.Error("unterminated mesh axes");
-    c_.set_pos(close + 1);
-    ASSIGN_OR_RETURN(std::string axes, c_.ParseBalancedBraces());
-    g.mesh = absl::StrCat("mesh", c_.text().substr(begin, close + 1 - begin), " ", axes);
+    auto quoted = [&]() -> absl::StatusOr<std::string> {
+      if (c_.Peek() != '\'') return c_.Error("expected a quoted mesh axis name");
+      size_t start = c_.pos() + 1;
+      size_t end = c_.text().find('\'', start);
+      if (end == absl::string_view::npos) return c_.Error("unterminated mesh axis name");
+      c_.set_pos(end + 1);
+      return std::string(c_.text().substr(start, end - start));
+    };
+    RETURN_IF_ERROR(c_.Expect("["));
+    std::vector<std::pair<std::string, int64_t>> axes;
+    int64_t devices = 1;
+    std::optional<int64_t> device_id_count;
+    while (!c_.TryConsume("]")) {
+      if (c_.TryConsumeWord("device_ids")) {
+        RETURN_IF_ERROR(c_.Expect("="));
+        ASSIGN_OR_RETURN(std::vector<int64_t> ids, c_.ParseIntList('(', ')'));
+        device_id_count = ids.size();
+      } else {
+        ASSIGN_OR_RETURN(std::string name, quoted());
+        RETURN_IF_ERROR(c_.Expect("="));
+        size_t spos = (c_.SkipSpace(), c_.pos());
+        ASSIGN_OR_RETURN(int64_t size, c_.ParseInt64());
+        if (size <= 0 || size > (int64_t{1} << 20))
+          return c_.ErrorAt(spos, "mesh axis size must be positive");
+        axes.emplace_back(std::move(name), size);
+        devices *= size;
+      }
+      if (!c_.TryConsume(",")) {
+        RETURN_IF_ERROR(c_.Expect("]"));
+        break;
+      }
+    }
+    if (device_id_count && *device_id_count != devices) {
+      return c_.ErrorAt(begin, absl::StrCat("mesh has ", devices, " devices but device_ids lists ",
+                                            *device_id_count));
+    }
+    size_t close = c_.pos();
+    RETURN_IF_ERROR(c_.Expect("{"));
+    while (!c_.TryConsume("}")) {
+      size_t npos = (c_.SkipSpace(), c_.pos());
+      ASSIGN_OR_RETURN(std::string name, quoted());
+      bool known = std::any_of(axes.begin(), axes.end(), [&](auto& a) { return a.first == name; });
+      if (!known) return c_.ErrorAt(npos, absl::StrCat("mesh has no axis '", name, "'"));
+      c_.TryConsume(",");
+    }
+    g.mesh = absl::StrCat(
+        "mesh", c_.text().substr(begin, close - begin), " ",
+        c_.text().substr((c_.text().find('{', close)), c_.pos() - c_.text().find('{', close)));
     return g;
   }
   if (c_.Peek() == '[') {
@@ -1289,7 +1407,8 @@ absl::StatusOr<ReplicaGroups> HloParser::ParseReplicaGroups() {
     if (c_.TryConsume("T")) {
       ASSIGN_OR_RETURN(g.iota_transpose, c_.ParseIntList('(', ')'));
     }
-    if (g.iota_group_shape.size() != 2) return c_.Error("iota replica groups need [num_groups,group_size]");
+    if (g.iota_group_shape.size() != 2)
+      return c_.Error("iota replica groups need [num_groups,group_size]");
     return g;
   }
   RETURN_IF_ERROR(c_.Expect("{"));
@@ -1361,7 +1480,8 @@ absl::StatusOr<FrontendAttributes> HloParser::ParseFrontendAttributes() {
     } else {
       ASSIGN_OR_RETURN(value, c_.ParseString());
     }
-    if (out.contains(key)) return c_.ErrorAt(pos, absl::StrCat("duplicate frontend attribute '", key, "'"));
+    if (out.contains(key))
+      return c_.ErrorAt(pos, absl::StrCat("duplicate frontend attribute '", key, "'"));
     out.emplace(std::move(key), std::move(value));
     if (c_.TryConsume(",")) continue;
     RETURN_IF_ERROR(c_.Expect("}"));
@@ -1437,7 +1557,8 @@ absl::Status HloParser::ParseShardingBody(HloSharding& s) {
       RETURN_IF_ERROR(c_.Expect("="));
       RETURN_IF_ERROR(c_.Expect("{"));
       while (!c_.TryConsume("}")) {
-        ASSIGN_OR_RETURN(std::string t, ParseEnum("subgroup type", {"manual", "replicated", "unreduced", "maximal"}));
+        ASSIGN_OR_RETURN(std::string t, ParseEnum("subgroup type", {"manual", "replicated",
+                                                                    "unreduced", "maximal"}));
         s.last_tile_dims.push_back(std::move(t));
         c_.TryConsume(",");
       }
@@ -1467,7 +1588,8 @@ absl::Status HloParser::ParseShardingBody(HloSharding& s) {
     for (int64_t d : s.tile_dimensions) tiles *= d;
     for (int64_t d : s.iota_reshape) devices *= d;
     if (tiles != devices) {
-      return c_.Error(absl::StrCat("sharding iota has ", devices, " devices but its tile assignment needs ", tiles));
+      return c_.Error(absl::StrCat("sharding iota has ", devices,
+                                   " devices but its tile assignment needs ", tiles));
     }
     if (!s.iota_transpose.empty() && s.iota_transpose.size() != s.iota_reshape.size()) {
       return c_.Error("sharding iota transpose does not match its reshape dimensions");
@@ -1477,7 +1599,8 @@ absl::Status HloParser::ParseShardingBody(HloSharding& s) {
     int64_t n = 1;
     for (int64_t d : s.tile_dimensions) n *= d;
     if (n != static_cast<int64_t>(s.devices.size())) {
-      return c_.Error(absl::StrCat("sharding has ", s.devices.size(), " devices but its tile assignment needs ", n));
+      return c_.Error(absl::StrCat("sharding has ", s.devices.size(),
+                                   " devices but its tile assignment needs ", n));
     }
   }
   return absl::OkStatus();
@@ -1635,7 +1758,8 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
   if (key == "operand_precision") {
     RETURN_IF_ERROR(c_.Expect("{"));
     while (!c_.TryConsume("}")) {
-      ASSIGN_OR_RETURN(std::string p, ParseEnum("precision", {"default", "high", "highest", "packed_nibble"}));
+      ASSIGN_OR_RETURN(std::string p,
+                       ParseEnum("precision", {"default", "high", "highest", "packed_nibble"}));
       a.operand_precision.push_back(std::move(p));
       c_.TryConsume(",");
     }
@@ -1645,7 +1769,8 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
     size_t pos = (c_.SkipSpace(), c_.pos());
     ASSIGN_OR_RETURN(a.algorithm, c_.ParseIdentifier("algorithm"));
     if (instr->opcode() == HloOpcode::kRngBitGenerator) {
-      if (a.algorithm != "rng_default" && a.algorithm != "rng_three_fry" && a.algorithm != "rng_philox") {
+      if (a.algorithm != "rng_default" && a.algorithm != "rng_three_fry" &&
+          a.algorithm != "rng_philox") {
         return c_.ErrorAt(pos, absl::StrCat("unknown rng algorithm '", a.algorithm, "'"));
       }
     } else if (a.algorithm.rfind("dot_", 0) != 0 && a.algorithm != "unset") {
@@ -1696,7 +1821,8 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
     return absl::OkStatus();
   }
   if (key == "convolution_kind") {
-    ASSIGN_OR_RETURN(a.convolution_kind, ParseEnum("convolution kind", {"fprop", "wgrad", "dgrad"}));
+    ASSIGN_OR_RETURN(a.convolution_kind,
+                     ParseEnum("convolution kind", {"fprop", "wgrad", "dgrad"}));
     return absl::OkStatus();
   }
   if (key == "index_vector_dim") {
@@ -1711,13 +1837,16 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
   }
   if (key == "update_window_dims") return int_list(scatter().update_window_dims);
   if (key == "inserted_window_dims") return int_list(scatter().inserted_window_dims);
-  if (key == "scatter_dims_to_operand_dims") return int_list(scatter().scatter_dims_to_operand_dims);
+  if (key == "scatter_dims_to_operand_dims")
+    return int_list(scatter().scatter_dims_to_operand_dims);
   if (key == "input_batching_dims") return int_list(scatter().input_batching_dims);
-  if (key == "scatter_indices_batching_dims") return int_list(scatter().scatter_indices_batching_dims);
+  if (key == "scatter_indices_batching_dims")
+    return int_list(scatter().scatter_indices_batching_dims);
   if (key == "indices_are_sorted") return boolean(a.indices_are_sorted);
   if (key == "unique_indices") return boolean(a.unique_indices);
   if (key == "direction") {
-    ASSIGN_OR_RETURN(std::string d, ParseEnum("comparison direction", {"EQ", "NE", "GE", "GT", "LE", "LT"}));
+    ASSIGN_OR_RETURN(std::string d,
+                     ParseEnum("comparison direction", {"EQ", "NE", "GE", "GT", "LE", "LT"}));
     static const std::pair<absl::string_view, ComparisonDirection> kDirs[] = {
         {"EQ", ComparisonDirection::kEq}, {"NE", ComparisonDirection::kNe},
         {"GE", ComparisonDirection::kGe}, {"GT", ComparisonDirection::kGt},
@@ -1728,7 +1857,8 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
     return absl::OkStatus();
   }
   if (key == "type") {
-    ASSIGN_OR_RETURN(std::string t, ParseEnum("comparison type", {"DEFAULT", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"}));
+    ASSIGN_OR_RETURN(std::string t, ParseEnum("comparison type", {"DEFAULT", "FLOAT", "TOTALORDER",
+                                                                  "SIGNED", "UNSIGNED"}));
     a.comparison_type = t == "DEFAULT"      ? ComparisonType::kDefault
                         : t == "FLOAT"      ? ComparisonType::kFloat
                         : t == "TOTALORDER" ? ComparisonType::kTotalOrder
@@ -1755,7 +1885,8 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
   if (key == "is_host_transfer") return boolean(a.is_host_transfer);
   if (key == "is_composite") return boolean(a.is_composite);
   if (key == "kind") {
-    ASSIGN_OR_RETURN(a.fusion_kind, ParseEnum("fusion kind", {"kLoop", "kInput", "kOutput", "kCustom"}));
+    ASSIGN_OR_RETURN(a.fusion_kind,
+                     ParseEnum("fusion kind", {"kLoop", "kInput", "kOutput", "kCustom"}));
     return absl::OkStatus();
   }
   if (key == "output_to_operand_aliasing") {
@@ -1786,11 +1917,16 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
   if (key == "custom_call_target") return string(a.custom_call_target);
   if (key == "custom_call_has_side_effect") return boolean(a.custom_call_has_side_effect);
   if (key == "api_version") {
-    ASSIGN_OR_RETURN(a.api_version, ParseEnum("api version", {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}));
+    ASSIGN_OR_RETURN(a.api_version,
+                     ParseEnum("api version",
+                               {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                                "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}));
     return absl::OkStatus();
   }
   if (key == "schedule") {
-    ASSIGN_OR_RETURN(a.custom_call_schedule, ParseEnum("custom call schedule", {"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"}));
+    ASSIGN_OR_RETURN(a.custom_call_schedule,
+                     ParseEnum("custom call schedule",
+                               {"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"}));
     return absl::OkStatus();
   }
   if (key == "operand_layout_constraints") {
@@ -1833,7 +1969,8 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
   if (key == "lower") return boolean(a.lower);
   if (key == "unit_diagonal") return boolean(a.unit_diagonal);
   if (key == "transpose_a") {
-    ASSIGN_OR_RETURN(a.transpose_a, ParseEnum("transpose", {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}));
+    ASSIGN_OR_RETURN(a.transpose_a,
+                     ParseEnum("transpose", {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}));
     return absl::OkStatus();
   }
   if (key == "k") return integer(a.k);
@@ -1878,7 +2015,8 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
       c_.TryConsume(",");
     }
     if (!have_kind) return c_.ErrorAt(key_pos, "domain needs kind=");
-    if (d.kind != "sharding") return c_.ErrorAt(key_pos, absl::StrCat("unsupported domain kind \"", d.kind, "\""));
+    if (d.kind != "sharding")
+      return c_.ErrorAt(key_pos, absl::StrCat("unsupported domain kind \"", d.kind, "\""));
     a.domain = std::move(d);
     return absl::OkStatus();
   }
@@ -2081,7 +2219,8 @@ absl::StatusOr<Literal> HloParser::ParseLiteral(const Shape& shape, int depth) {
     return lit;
   }
   if (shape.IsToken()) return c_.Error("token constants are not supported");
-  if (!shape.IsArray()) return c_.Error(absl::StrCat("cannot write a literal of shape ", shape.ToString()));
+  if (!shape.IsArray())
+    return c_.Error(absl::StrCat("cannot write a literal of shape ", shape.ToString()));
   if (!shape.is_static()) return c_.Error("constant shapes must be static");
   if (shape.rank() == 0) {
     RETURN_IF_ERROR(ParseLiteralElement(lit, 0));
@@ -2150,8 +2289,8 @@ absl::Status HloParser::ParseArrayLiteral(Literal& lit) {
         }
         if (dim + 1 < rank) {
           if (c_.Peek() != '{') {
-            return c_.Error(absl::StrCat("expected '{' for dimension ", dim + 1, " of literal of shape ",
-                                         shape.ToString(false)));
+            return c_.Error(absl::StrCat("expected '{' for dimension ", dim + 1,
+                                         " of literal of shape ", shape.ToString(false)));
           }
           RETURN_IF_ERROR(parse_level(dim + 1));
         } else {
@@ -2164,9 +2303,9 @@ absl::Status HloParser::ParseArrayLiteral(Literal& lit) {
       }
     }
     if (count != shape.dimensions(dim)) {
-      return c_.ErrorAt(open, absl::StrCat("expected ", shape.dimensions(dim), " elements in dimension ",
-                                           dim, " of literal of shape ", shape.ToString(false),
-                                           ", got ", count));
+      return c_.ErrorAt(
+          open, absl::StrCat("expected ", shape.dimensions(dim), " elements in dimension ", dim,
+                             " of literal of shape ", shape.ToString(false), ", got ", count));
     }
     return absl::OkStatus();
   };
@@ -2198,7 +2337,8 @@ absl::Status HloParser::ParseLiteralElement(Literal& lit, int64_t index) {
     FloatFormat f = *GetFloatFormat(part);
     for (double v : {re, im}) {
       if (std::isfinite(v) && std::isinf(DecodeFloat(f, EncodeFloat(f, v)))) {
-        return c_.ErrorAt(pos, absl::StrCat("complex literal component ", v, " is out of range for ", PrimitiveTypeName(t)));
+        return c_.ErrorAt(pos, absl::StrCat("complex literal component ", v,
+                                            " is out of range for ", PrimitiveTypeName(t)));
       }
     }
     lit.SetComplex(index, {re, im});
@@ -2210,7 +2350,8 @@ absl::Status HloParser::ParseLiteralElement(Literal& lit, int64_t index) {
       if (c_.PeekRaw() == '-') {
         // XLA wraps negative u64 constants (u64[] constant(-1) is 2^64-1).
         if (t != PrimitiveType::U64) {
-          return c_.ErrorAt(pos, absl::StrCat("negative value for unsigned type ", PrimitiveTypeName(t)));
+          return c_.ErrorAt(
+              pos, absl::StrCat("negative value for unsigned type ", PrimitiveTypeName(t)));
         }
         ASSIGN_OR_RETURN(int64_t v, c_.ParseInt64());
         lit.SetBits(index, static_cast<uint64_t>(v));
@@ -2218,7 +2359,8 @@ absl::Status HloParser::ParseLiteralElement(Literal& lit, int64_t index) {
       }
       ASSIGN_OR_RETURN(uint64_t v, c_.ParseUint64());
       if (bits < 64 && v >= (uint64_t{1} << bits)) {
-        return c_.ErrorAt(pos, absl::StrCat("value ", v, " is out of range for ", PrimitiveTypeName(t)));
+        return c_.ErrorAt(pos,
+                          absl::StrCat("value ", v, " is out of range for ", PrimitiveTypeName(t)));
       }
       lit.SetBits(index, v);
     } else {
@@ -2226,7 +2368,8 @@ absl::Status HloParser::ParseLiteralElement(Literal& lit, int64_t index) {
       if (bits < 64) {
         int64_t lo = -(int64_t{1} << (bits - 1)), hi = (int64_t{1} << (bits - 1)) - 1;
         if (v < lo || v > hi) {
-          return c_.ErrorAt(pos, absl::StrCat("value ", v, " is out of range for ", PrimitiveTypeName(t)));
+          return c_.ErrorAt(
+              pos, absl::StrCat("value ", v, " is out of range for ", PrimitiveTypeName(t)));
         }
       }
       lit.SetInt(index, v);
@@ -2251,16 +2394,20 @@ absl::Status HloParser::ParseLiteralElement(Literal& lit, int64_t index) {
         while (std::isxdigit(static_cast<unsigned char>(c_.PeekRaw()))) {
           if (payload >> 60) return c_.ErrorAt(hpos, "NaN payload is too large");
           char ch = c_.PeekRaw();
-          payload = payload * 16 + (std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10));
+          payload = payload * 16 + (std::isdigit(static_cast<unsigned char>(ch))
+                                        ? ch - '0'
+                                        : (std::tolower(ch) - 'a' + 10));
           c_.set_pos(c_.pos() + 1);
         }
         if (c_.pos() == hpos) return c_.Error("expected hex NaN payload");
         RETURN_IF_ERROR(c_.Expect(")"));
         if (f.nan != FloatFormat::Nan::kIeee) {
-          return c_.ErrorAt(pos, absl::StrCat(PrimitiveTypeName(t), " has a single NaN and no NaN payloads"));
+          return c_.ErrorAt(
+              pos, absl::StrCat(PrimitiveTypeName(t), " has a single NaN and no NaN payloads"));
         }
         if (payload == 0 || payload >= (uint64_t{1} << f.mantissa_bits)) {
-          return c_.ErrorAt(pos, absl::StrCat("NaN payload 0x", absl::Hex(payload), " does not fit in ", PrimitiveTypeName(t)));
+          return c_.ErrorAt(pos, absl::StrCat("NaN payload 0x", absl::Hex(payload),
+                                              " does not fit in ", PrimitiveTypeName(t)));
         }
         bits = (bits & ~((uint64_t{1} << f.mantissa_bits) - 1)) | payload;
       }

@@ -2,12 +2,11 @@
 #ifndef XLITE_TEXT_PARSER_H_
 #define XLITE_TEXT_PARSER_H_
 
-#include "absl/strings/string_view.h"
 #include <memory>
 #include <string>
 
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "xlite/ir/module.h"
 
 namespace xlite {

@@ -1,12 +1,12 @@
 #include "xlite/text/printer.h"
 
-#include "absl/strings/string_view.h"
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "xlite/text/attribute_order.h"
 #include "xlite/text/cursor.h"
 
@@ -21,7 +21,8 @@ std::string Quoted(absl::string_view s) { return absl::StrCat("\"", CEscape(s), 
 
 // Iota device lists print canonicalized: size-1 dimensions dropped and
 // dimensions that stay adjacent under the transpose merged.
-std::string IotaToString(const std::vector<int64_t>& reshape, const std::vector<int64_t>& transpose) {
+std::string IotaToString(const std::vector<int64_t>& reshape,
+                         const std::vector<int64_t>& transpose) {
   std::vector<int64_t> perm = transpose;
   if (perm.empty()) {
     for (size_t i = 0; i < reshape.size(); ++i) perm.push_back(i);
@@ -92,7 +93,8 @@ std::string MetadataBody(const OpMetadata& m) {
   if (m.source_end_column != 0) {
     parts.push_back(absl::StrCat("source_end_column=", m.source_end_column));
   }
-  if (!m.profile_type.empty()) parts.push_back(absl::StrCat("profile_type=", IntList(m.profile_type)));
+  if (!m.profile_type.empty())
+    parts.push_back(absl::StrCat("profile_type=", IntList(m.profile_type)));
   if (!m.deduplicated_name.empty()) {
     parts.push_back(absl::StrCat("deduplicated_name=", Quoted(m.deduplicated_name)));
   }
@@ -125,11 +127,21 @@ void AppendSharding(std::string& out, const HloSharding& s, bool print_metadata)
   }
   out += "{";
   switch (s.kind) {
-    case K::kReplicated: out += "replicated"; break;
-    case K::kManual: out += "manual"; break;
-    case K::kUnknown: out += "unknown"; break;
-    case K::kUnreduced: out += "unreduced"; break;
-    case K::kMaximal: absl::StrAppend(&out, "maximal device=", s.device); break;
+    case K::kReplicated:
+      out += "replicated";
+      break;
+    case K::kManual:
+      out += "manual";
+      break;
+    case K::kUnknown:
+      out += "unknown";
+      break;
+    case K::kUnreduced:
+      out += "unreduced";
+      break;
+    case K::kMaximal:
+      absl::StrAppend(&out, "maximal device=", s.device);
+      break;
     case K::kTiled:
       absl::StrAppend(&out, "devices=[", absl::StrJoin(s.tile_dimensions, ","), "]");
       if (s.iota) {
@@ -142,7 +154,8 @@ void AppendSharding(std::string& out, const HloSharding& s, bool print_metadata)
         absl::StrAppend(&out, " last_tile_dims={", absl::StrJoin(s.last_tile_dims, ", "), "}");
       }
       break;
-    case K::kTuple: break;
+    case K::kTuple:
+      break;
   }
   if (!s.shard_group.empty()) absl::StrAppend(&out, " ", s.shard_group);
   if (print_metadata && !s.metadata.empty()) {
@@ -174,26 +187,32 @@ std::string WindowToString(const Window& w) {
     for (const WindowDimension& d : w.dimensions) v.push_back(field(d));
     return absl::StrJoin(v, "x");
   };
-  auto any = [&](auto pred) {
-    return std::any_of(w.dimensions.begin(), w.dimensions.end(), pred);
-  };
-  std::string s = absl::StrCat("size=", join([](const WindowDimension& d) { return absl::StrCat(d.size); }));
+  auto any = [&](auto pred) { return std::any_of(w.dimensions.begin(), w.dimensions.end(), pred); };
+  std::string s =
+      absl::StrCat("size=", join([](const WindowDimension& d) { return absl::StrCat(d.size); }));
   if (any([](const WindowDimension& d) { return d.stride != 1; })) {
-    absl::StrAppend(&s, " stride=", join([](const WindowDimension& d) { return absl::StrCat(d.stride); }));
+    absl::StrAppend(
+        &s, " stride=", join([](const WindowDimension& d) { return absl::StrCat(d.stride); }));
   }
   if (any([](const WindowDimension& d) { return d.padding_low != 0 || d.padding_high != 0; })) {
     absl::StrAppend(&s, " pad=", join([](const WindowDimension& d) {
-                      return absl::StrCat(d.padding_low, "_", d.padding_high);
-                    }));
+      return absl::StrCat(d.padding_low, "_", d.padding_high);
+    }));
   }
   if (any([](const WindowDimension& d) { return d.base_dilation != 1; })) {
-    absl::StrAppend(&s, " lhs_dilate=", join([](const WindowDimension& d) { return absl::StrCat(d.base_dilation); }));
+    absl::StrAppend(&s, " lhs_dilate=", join([](const WindowDimension& d) {
+      return absl::StrCat(d.base_dilation);
+    }));
   }
   if (any([](const WindowDimension& d) { return d.window_dilation != 1; })) {
-    absl::StrAppend(&s, " rhs_dilate=", join([](const WindowDimension& d) { return absl::StrCat(d.window_dilation); }));
+    absl::StrAppend(&s, " rhs_dilate=", join([](const WindowDimension& d) {
+      return absl::StrCat(d.window_dilation);
+    }));
   }
   if (any([](const WindowDimension& d) { return d.window_reversal; })) {
-    absl::StrAppend(&s, " rhs_reversal=", join([](const WindowDimension& d) { return absl::StrCat(d.window_reversal ? 1 : 0); }));
+    absl::StrAppend(&s, " rhs_reversal=", join([](const WindowDimension& d) {
+      return absl::StrCat(d.window_reversal ? 1 : 0);
+    }));
   }
   return absl::StrCat("{", s, "}");
 }
@@ -211,25 +230,30 @@ std::string DimLabelsToString(const ConvolutionDimensionNumbers& d) {
     }
     return s;
   };
-  return absl::StrCat(
-      side(d.input_batch_dimension, 'b', d.input_feature_dimension, 'f', d.input_spatial_dimensions,
-           d.input_rank),
-      "_",
-      side(d.kernel_input_feature_dimension, 'i', d.kernel_output_feature_dimension, 'o',
-           d.kernel_spatial_dimensions, d.kernel_rank),
-      "->",
-      side(d.output_batch_dimension, 'b', d.output_feature_dimension, 'f', d.output_spatial_dimensions,
-           d.output_rank));
+  return absl::StrCat(side(d.input_batch_dimension, 'b', d.input_feature_dimension, 'f',
+                           d.input_spatial_dimensions, d.input_rank),
+                      "_",
+                      side(d.kernel_input_feature_dimension, 'i', d.kernel_output_feature_dimension,
+                           'o', d.kernel_spatial_dimensions, d.kernel_rank),
+                      "->",
+                      side(d.output_batch_dimension, 'b', d.output_feature_dimension, 'f',
+                           d.output_spatial_dimensions, d.output_rank));
 }
 
 std::string ComparisonDirectionString(ComparisonDirection d) {
   switch (d) {
-    case ComparisonDirection::kEq: return "EQ";
-    case ComparisonDirection::kNe: return "NE";
-    case ComparisonDirection::kGe: return "GE";
-    case ComparisonDirection::kGt: return "GT";
-    case ComparisonDirection::kLe: return "LE";
-    case ComparisonDirection::kLt: return "LT";
+    case ComparisonDirection::kEq:
+      return "EQ";
+    case ComparisonDirection::kNe:
+      return "NE";
+    case ComparisonDirection::kGe:
+      return "GE";
+    case ComparisonDirection::kGt:
+      return "GT";
+    case ComparisonDirection::kLe:
+      return "LE";
+    case ComparisonDirection::kLt:
+      return "LT";
   }
   return "EQ";
 }
@@ -242,11 +266,16 @@ ComparisonType DefaultComparisonType(PrimitiveType t) {
 
 std::string ComparisonTypeString(ComparisonType t) {
   switch (t) {
-    case ComparisonType::kDefault: return "DEFAULT";
-    case ComparisonType::kFloat: return "FLOAT";
-    case ComparisonType::kTotalOrder: return "TOTALORDER";
-    case ComparisonType::kSigned: return "SIGNED";
-    case ComparisonType::kUnsigned: return "UNSIGNED";
+    case ComparisonType::kDefault:
+      return "DEFAULT";
+    case ComparisonType::kFloat:
+      return "FLOAT";
+    case ComparisonType::kTotalOrder:
+      return "TOTALORDER";
+    case ComparisonType::kSigned:
+      return "SIGNED";
+    case ComparisonType::kUnsigned:
+      return "UNSIGNED";
   }
   return "DEFAULT";
 }
@@ -286,7 +315,9 @@ class Printer {
  public:
   explicit Printer(const PrintOptions& o) : o_(o) {}
 
-  std::string Name(absl::string_view n) const { return o_.long_form ? absl::StrCat("%", n) : std::string(n); }
+  std::string Name(absl::string_view n) const {
+    return o_.long_form ? absl::StrCat("%", n) : std::string(n);
+  }
 
   bool IsSugared(const HloInstruction& instr) const {
     if (!o_.syntax_sugar_async_ops || !IsAsyncOpcode(instr.opcode())) return false;
@@ -331,8 +362,8 @@ class Printer {
     }
   }
 
-  void AppendAttr(std::vector<std::string>& attrs, absl::string_view key, const HloInstruction& instr,
-                  const HloInstruction& owner) {
+  void AppendAttr(std::vector<std::string>& attrs, absl::string_view key,
+                  const HloInstruction& instr, const HloInstruction& owner) {
     const InstructionAttributes& a = instr.attrs();
     auto add = [&](std::string value) { attrs.push_back(absl::StrCat(key, "=", value)); };
     auto calls = [&]() -> std::vector<std::string> {
@@ -356,14 +387,19 @@ class Printer {
         add(absl::StrJoin(calls(), ", "));
       }
     } else if (key == "condition") {
-      if (instr.called_computations().size() >= 2) add(Name(instr.called_computations()[0]->name()));
+      if (instr.called_computations().size() >= 2)
+        add(Name(instr.called_computations()[0]->name()));
     } else if (key == "body") {
-      if (instr.called_computations().size() >= 2) add(Name(instr.called_computations()[1]->name()));
+      if (instr.called_computations().size() >= 2)
+        add(Name(instr.called_computations()[1]->name()));
     } else if (key == "select") {
-      if (instr.called_computations().size() >= 2) add(Name(instr.called_computations()[0]->name()));
+      if (instr.called_computations().size() >= 2)
+        add(Name(instr.called_computations()[0]->name()));
     } else if (key == "scatter" && op == HloOpcode::kSelectAndScatter) {
-      if (instr.called_computations().size() >= 2) add(Name(instr.called_computations()[1]->name()));
-    } else if (key == "true_computation" || key == "false_computation" || key == "branch_computations") {
+      if (instr.called_computations().size() >= 2)
+        add(Name(instr.called_computations()[1]->name()));
+    } else if (key == "true_computation" || key == "false_computation" ||
+               key == "branch_computations") {
       bool pred = instr.operand_count() > 0 &&
                   instr.operand(0)->shape().element_type() == PrimitiveType::PRED &&
                   instr.called_computations().size() == 2;
@@ -373,7 +409,8 @@ class Printer {
         add(Name(instr.called_computations()[key == "true_computation" ? 0 : 1]->name()));
       }
     } else if (key == "called_computations") {
-      if (!instr.called_computations().empty()) add(absl::StrCat("{", absl::StrJoin(calls(), ", "), "}"));
+      if (!instr.called_computations().empty())
+        add(absl::StrCat("{", absl::StrJoin(calls(), ", "), "}"));
     } else if (key == "parameter_replication") {
       if (a.parameter_replication) {
         std::vector<std::string> v;
@@ -406,7 +443,8 @@ class Printer {
         add(ComparisonTypeString(*a.comparison_type));
       }
     } else if (key == "slice") {
-      bool strides = std::any_of(a.slice.begin(), a.slice.end(), [](auto& d) { return d.stride != 1; });
+      bool strides =
+          std::any_of(a.slice.begin(), a.slice.end(), [](auto& d) { return d.stride != 1; });
       std::vector<std::string> v;
       for (const SliceDimension& d : a.slice) {
         v.push_back(strides ? absl::StrCat("[", d.start, ":", d.limit, ":", d.stride, "]")
@@ -416,7 +454,8 @@ class Printer {
     } else if (key == "dynamic_slice_sizes") {
       add(IntList(a.dynamic_slice_sizes));
     } else if (key == "padding") {
-      bool interior = std::any_of(a.padding.begin(), a.padding.end(), [](auto& d) { return d.interior != 0; });
+      bool interior =
+          std::any_of(a.padding.begin(), a.padding.end(), [](auto& d) { return d.interior != 0; });
       std::vector<std::string> v;
       for (const PaddingDimension& d : a.padding) {
         v.push_back(interior ? absl::StrCat(d.low, "_", d.high, "_", d.interior)
@@ -443,8 +482,8 @@ class Printer {
       if (!a.sparsity_config.empty()) add(a.sparsity_config);
     } else if (key == "sparsity") {
       if (!a.sparsity.empty()) add(a.sparsity);
-    } else if (key == "lhs_batch_dims" || key == "rhs_batch_dims" || key == "lhs_contracting_dims" ||
-               key == "rhs_contracting_dims") {
+    } else if (key == "lhs_batch_dims" || key == "rhs_batch_dims" ||
+               key == "lhs_contracting_dims" || key == "rhs_contracting_dims") {
       if (a.dot_dimension_numbers) {
         const DotDimensionNumbers& d = *a.dot_dimension_numbers;
         const auto& v = key == "lhs_batch_dims"         ? d.lhs_batch_dimensions
@@ -456,8 +495,9 @@ class Printer {
       }
     } else if (key == "lhs_ragged_dims" || key == "rhs_group_dims") {
       if (a.ragged_dot_dimension_numbers) {
-        const auto& v = key == "lhs_ragged_dims" ? a.ragged_dot_dimension_numbers->lhs_ragged_dimensions
-                                                 : a.ragged_dot_dimension_numbers->rhs_group_dimensions;
+        const auto& v = key == "lhs_ragged_dims"
+                            ? a.ragged_dot_dimension_numbers->lhs_ragged_dimensions
+                            : a.ragged_dot_dimension_numbers->rhs_group_dimensions;
         if (!v.empty()) add(IntList(v));
       }
     } else if (key == "offset_dims" || key == "collapsed_slice_dims" || key == "start_index_map" ||
@@ -468,7 +508,8 @@ class Printer {
         if (key == "offset_dims") add(IntList(g.offset_dims));
         if (key == "collapsed_slice_dims") add(IntList(g.collapsed_slice_dims));
         if (key == "start_index_map") add(IntList(g.start_index_map));
-        if (key == "operand_batching_dims" && !g.operand_batching_dims.empty()) add(IntList(g.operand_batching_dims));
+        if (key == "operand_batching_dims" && !g.operand_batching_dims.empty())
+          add(IntList(g.operand_batching_dims));
         if (key == "start_indices_batching_dims" && !g.start_indices_batching_dims.empty()) {
           add(IntList(g.start_indices_batching_dims));
         }
@@ -482,7 +523,8 @@ class Printer {
         if (key == "update_window_dims") add(IntList(s.update_window_dims));
         if (key == "inserted_window_dims") add(IntList(s.inserted_window_dims));
         if (key == "scatter_dims_to_operand_dims") add(IntList(s.scatter_dims_to_operand_dims));
-        if (key == "input_batching_dims" && !s.input_batching_dims.empty()) add(IntList(s.input_batching_dims));
+        if (key == "input_batching_dims" && !s.input_batching_dims.empty())
+          add(IntList(s.input_batching_dims));
         if (key == "scatter_indices_batching_dims" && !s.scatter_indices_batching_dims.empty()) {
           add(IntList(s.scatter_indices_batching_dims));
         }
@@ -503,7 +545,8 @@ class Printer {
     } else if (key == "kind") {
       add(a.fusion_kind);
     } else if (key == "output_to_operand_aliasing") {
-      if (!a.output_to_operand_aliasing.empty()) add(AliasingToString(a.output_to_operand_aliasing));
+      if (!a.output_to_operand_aliasing.empty())
+        add(AliasingToString(a.output_to_operand_aliasing));
     } else if (key == "custom_call_target") {
       add(Quoted(a.custom_call_target));
     } else if (key == "padding_type") {
@@ -519,7 +562,8 @@ class Printer {
     } else if (key == "literal") {
       if (a.literal) add(a.literal->ToStringOneline());
     } else if (key == "schedule") {
-      if (!a.custom_call_schedule.empty() && a.custom_call_schedule != "SCHEDULE_NONE") add(a.custom_call_schedule);
+      if (!a.custom_call_schedule.empty() && a.custom_call_schedule != "SCHEDULE_NONE")
+        add(a.custom_call_schedule);
     } else if (key == "api_version") {
       if (!a.api_version.empty() && a.api_version != "API_VERSION_ORIGINAL") add(a.api_version);
     } else if (key == "epsilon") {
@@ -561,7 +605,8 @@ class Printer {
         std::string entry, exit;
         AppendSharding(entry, a.domain->entry, o_.long_form);
         AppendSharding(exit, a.domain->exit, o_.long_form);
-        add(absl::StrCat("{kind=", Quoted(a.domain->kind), ", entry=", entry, ", exit=", exit, "}"));
+        add(absl::StrCat("{kind=", Quoted(a.domain->kind), ", entry=", entry, ", exit=", exit,
+                         "}"));
       }
     } else if (key == "cross_program_prefetch_index") {
       if (a.cross_program_prefetch_index) add(absl::StrCat(*a.cross_program_prefetch_index));
@@ -601,12 +646,13 @@ class Printer {
     out += " ";
     const bool sugared = IsSugared(instr);
     const HloInstruction* wrapped = sugared ? instr.async_wrapped_instruction() : nullptr;
-    if (sugared && instr.opcode() != HloOpcode::kAsyncStart && !instr.called_computations().empty()) {
+    if (sugared && instr.opcode() != HloOpcode::kAsyncStart &&
+        !instr.called_computations().empty()) {
       wrapped = instr.called_computations()[0]->root_instruction();
     }
     if (sugared && wrapped) {
       absl::string_view suffix = instr.opcode() == HloOpcode::kAsyncStart    ? "-start"
-                                : instr.opcode() == HloOpcode::kAsyncUpdate ? "-update"
+                                 : instr.opcode() == HloOpcode::kAsyncUpdate ? "-update"
                                                                              : "-done";
       absl::StrAppend(&out, HloOpcodeString(wrapped->opcode()), suffix);
     } else {
@@ -792,7 +838,8 @@ class Printer {
       for (const InputOutputAlias& a : cfg.input_output_alias) {
         std::string e = absl::StrCat(IntList(a.output_index), ": (", a.parameter_number, ", ",
                                      IntList(a.parameter_index));
-        if (a.kind_printed) absl::StrAppend(&e, ", ", a.kind == AliasKind::kMustAlias ? "must-alias" : "may-alias");
+        if (a.kind_printed)
+          absl::StrAppend(&e, ", ", a.kind == AliasKind::kMustAlias ? "must-alias" : "may-alias");
         e += ")";
         v.push_back(std::move(e));
       }
@@ -839,12 +886,14 @@ class Printer {
     if (cfg.replica_count != 1) absl::StrAppend(&out, ", replica_count=", cfg.replica_count);
     if (cfg.num_partitions != 1) absl::StrAppend(&out, ", num_partitions=", cfg.num_partitions);
     if (!cfg.frontend_attributes.empty()) {
-      absl::StrAppend(&out, ", frontend_attributes=", FrontendAttributesToString(cfg.frontend_attributes));
+      absl::StrAppend(
+          &out, ", frontend_attributes=", FrontendAttributesToString(cfg.frontend_attributes));
     }
     if (!cfg.origin_recovery_table.empty()) {
       absl::StrAppend(&out, ", origin_recovery_table=", cfg.origin_recovery_table, "\n");
     }
-    if (!cfg.debug_attributes.empty()) absl::StrAppend(&out, ",\ndebug_attributes=", cfg.debug_attributes);
+    if (!cfg.debug_attributes.empty())
+      absl::StrAppend(&out, ",\ndebug_attributes=", cfg.debug_attributes);
     const StackFrameIndex& sfi = m.stack_frame_index();
     if (o_.long_form && !sfi.file_names.empty()) {
       out += "\n\nFileNames\n";
@@ -858,9 +907,10 @@ class Printer {
       out += "\nFileLocations\n";
       for (size_t i = 0; i < sfi.file_locations.size(); ++i) {
         const auto& l = sfi.file_locations[i];
-        absl::StrAppend(&out, i + 1, " {file_name_id=", l.file_name_id, " function_name_id=",
-                        l.function_name_id, " line=", l.line, " end_line=", l.end_line,
-                        " column=", l.column, " end_column=", l.end_column, "}\n");
+        absl::StrAppend(&out, i + 1, " {file_name_id=", l.file_name_id,
+                        " function_name_id=", l.function_name_id, " line=", l.line,
+                        " end_line=", l.end_line, " column=", l.column,
+                        " end_column=", l.end_column, "}\n");
       }
       out += "\nStackFrames\n";
       for (size_t i = 0; i < sfi.stack_frames.size(); ++i) {
@@ -871,7 +921,8 @@ class Printer {
     }
     out += "\n\n";
     for (const HloComputation* c : ComputationOrder(m)) {
-      if (o_.syntax_sugar_async_ops && c->IsAsyncComputation() && CanExpandIntoSingleInstruction(c)) {
+      if (o_.syntax_sugar_async_ops && c->IsAsyncComputation() &&
+          CanExpandIntoSingleInstruction(c)) {
         continue;
       }
       Computation(out, *c);

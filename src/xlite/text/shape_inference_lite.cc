@@ -19,8 +19,8 @@ absl::StatusOr<Shape> InferShapeForParser(const HloInstruction& instr) {
   const auto& ops = instr.operands();
   auto fail = [&](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("cannot infer the shape of '", instr.name(),
-                                                   "' (", HloOpcodeString(instr.opcode()), "): ",
-                                                   why, "; write the shape explicitly"));
+                                                   "' (", HloOpcodeString(instr.opcode()),
+                                                   "): ", why, "; write the shape explicitly"));
   };
   switch (instr.opcode()) {
     case HloOpcode::kTuple: {
@@ -45,7 +45,8 @@ absl::StatusOr<Shape> InferShapeForParser(const HloInstruction& instr) {
       if (ops.size() != 3) return fail("expects 3 operands");
       return WithoutLayout(ops[1]->shape());
     case HloOpcode::kDot: {
-      if (ops.size() != 2 || !instr.attrs().dot_dimension_numbers) return fail("needs dimension numbers");
+      if (ops.size() != 2 || !instr.attrs().dot_dimension_numbers)
+        return fail("needs dimension numbers");
       const DotDimensionNumbers& d = *instr.attrs().dot_dimension_numbers;
       const Shape& l = ops[0]->shape();
       const Shape& r = ops[1]->shape();

@@ -18,16 +18,18 @@ std::string ErrorOf(const std::string& text) {
 }
 
 TEST(Parser, FillsDefaultLayoutsAndEntryLayout) {
-  EXPECT_EQ(Reprint("HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT n = f32[2,3] "
-                    "negate(p)\n}\n"),
-            "HloModule m, entry_computation_layout={(f32[2,3]{1,0})->f32[2,3]{1,0}}\n\n"
-            "ENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n  ROOT n = f32[2,3]{1,0} negate(p)\n}\n\n");
+  EXPECT_EQ(
+      Reprint("HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT n = f32[2,3] "
+              "negate(p)\n}\n"),
+      "HloModule m, entry_computation_layout={(f32[2,3]{1,0})->f32[2,3]{1,0}}\n\n"
+      "ENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n  ROOT n = f32[2,3]{1,0} negate(p)\n}\n\n");
 }
 
 TEST(Parser, LongFormPrintsOperandShapesAndSignature) {
-  std::string out = Reprint("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] "
-                            "add(p, p), metadata={op_name=\"x\"}\n}\n",
-                            PrintOptions::Long());
+  std::string out = Reprint(
+      "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] "
+      "add(p, p), metadata={op_name=\"x\"}\n}\n",
+      PrintOptions::Long());
   EXPECT_NE(out.find("ENTRY %e (p: f32[]) -> f32[] {"), std::string::npos) << out;
   EXPECT_NE(out.find("%a = f32[] add(f32[] %p, f32[] %p), metadata={op_name=\"x\"}"),
             std::string::npos)
@@ -51,12 +53,14 @@ TEST(Parser, AsyncSugarParsesToGenericOps) {
   EXPECT_EQ(entry->root_instruction()->opcode(), HloOpcode::kAsyncDone);
 
   std::string sugar = PrintModule(**m, PrintOptions::Short());
-  EXPECT_NE(sugar.find("custom-call-start(p), custom_call_target=\"foo\""), std::string::npos) << sugar;
+  EXPECT_NE(sugar.find("custom-call-start(p), custom_call_target=\"foo\""), std::string::npos)
+      << sugar;
   PrintOptions generic = PrintOptions::Short();
   generic.syntax_sugar_async_ops = false;
   std::string plain = PrintModule(**m, generic);
   EXPECT_NE(plain.find("async-start(p), calls=s.wrapped"), std::string::npos) << plain;
-  EXPECT_NE(plain.find("ROOT custom-call = f32[20]{0} custom-call(param.0)"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("ROOT custom-call = f32[20]{0} custom-call(param.0)"), std::string::npos)
+      << plain;
   // The generic form parses back to the same module and prints the sugar again.
   EXPECT_EQ(Reprint(plain), sugar);
 }
@@ -68,10 +72,11 @@ TEST(Parser, FirstClassAsyncPairsStayFirstClass) {
       "t.hlo");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ((*m)->entry_computation()->root_instruction()->opcode(), HloOpcode::kCopyDone);
-  EXPECT_NE(ErrorOf("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
-                    "  s = ((f32[4]), f32[4], u32[]) copy-update(p)\n  ROOT d = f32[4] copy-done(s)\n}\n")
-                .find("first-class"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+              "  s = ((f32[4]), f32[4], u32[]) copy-update(p)\n  ROOT d = f32[4] copy-done(s)\n}\n")
+          .find("first-class"),
+      std::string::npos);
 }
 
 TEST(Parser, ErrorsNameFileLineAndColumn) {
@@ -98,8 +103,9 @@ TEST(Parser, TooManyLiteralRowsIsAnError) {
 }
 
 TEST(Parser, ScalarValueForAnEmptyArray) {
-  EXPECT_NE(Reprint("HloModule m\nENTRY e {\n  ROOT c = u4[0] constant(6)\n}\n").find("constant({})"),
-            std::string::npos);
+  EXPECT_NE(
+      Reprint("HloModule m\nENTRY e {\n  ROOT c = u4[0] constant(6)\n}\n").find("constant({})"),
+      std::string::npos);
 }
 
 TEST(Printer, DimLabelsKeepTrailingUnknownDimensions) {
@@ -125,7 +131,8 @@ TEST(Parser, CompactGetTupleElement) {
 
 TEST(Printer, IotaReplicaGroupsAreCanonical) {
   std::string out = Reprint(
-      "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] "
+      "add(a, b)\n}\n"
       "ENTRY e {\n  p = f32[8] parameter(0)\n"
       "  ROOT r = f32[8] all-reduce(p), replica_groups=[2,4]<=[2,2,2]T(0,1,2), to_apply=add\n}\n");
   EXPECT_NE(out.find("replica_groups=[2,4]<=[8], to_apply=add"), std::string::npos) << out;

@@ -35,8 +35,8 @@ absl::StatusOr<Shape> InferShape(const HloInstruction& instr) {
     absl::StatusOr<Shape> s = f(instr);
     if (s.ok() || !absl::IsNotFound(s.status())) return s;
   }
-  return absl::UnimplementedError(absl::StrCat("shape inference for ",
-                                               HloOpcodeString(instr.opcode()), " is not implemented"));
+  return absl::UnimplementedError(
+      absl::StrCat("shape inference for ", HloOpcodeString(instr.opcode()), " is not implemented"));
 }
 
 }  // namespace xlite
