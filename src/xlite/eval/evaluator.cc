@@ -1,0 +1,272 @@
+#include "xlite/eval/evaluator.h"
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "xlite/support/status.h"
+
+namespace xlite {
+namespace {
+
+std::mutex& RegistryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, CustomCallFn>& Registry() {
+  static auto* r = new std::map<std::string, CustomCallFn>();
+  return *r;
+}
+
+// Matches the k-th execution of a collective instruction on every device.
+class Rendezvous {
+ public:
+  explicit Rendezvous(int64_t devices) : devices_(devices) {}
+
+  absl::StatusOr<std::vector<Literal>> Exchange(const HloInstruction* instr, int64_t sequence,
+                                                int64_t device, const Literal& value) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Slot& slot = slots_[{instr, sequence}];
+    if (slot.values.empty()) slot.values.resize(devices_);
+    slot.values[device] = value;
+    ++slot.arrived;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return slot.arrived == devices_ || aborted_; });
+    if (aborted_) return absl::AbortedError("another device failed during a collective");
+    std::vector<Literal> out = slot.values;
+    if (++slot.departed == devices_) slots_.erase({instr, sequence});
+    return out;
+  }
+
+  void Abort() {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  struct Slot {
+    std::vector<Literal> values;
+    int64_t arrived = 0;
+    int64_t departed = 0;
+  };
+  int64_t devices_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::pair<const HloInstruction*, int64_t>, Slot> slots_;
+  bool aborted_ = false;
+};
+
+class DeviceEvaluator : public EvalContext {
+ public:
+  DeviceEvaluator(const EvalOptions& options, int64_t replica, int64_t partition, Rendezvous* rendezvous)
+      : options_(options), replica_(replica), partition_(partition), rendezvous_(rendezvous) {}
+
+  absl::StatusOr<Literal> Call(const HloComputation& comp, absl::Span<const Literal* const> args) override {
+    if (++depth_ > 512) {
+      --depth_;
+      return absl::ResourceExhaustedError(absl::StrCat("call depth exceeds 512 in '", comp.name(), "'"));
+    }
+    absl::StatusOr<Literal> result = EvaluateComputation(comp, args);
+    --depth_;
+    return result;
+  }
+  int64_t replica_id() const override { return replica_; }
+  int64_t partition_id() const override { return partition_; }
+  const EvalOptions& options() const override { return options_; }
+  uint64_t& rng_state() override { return rng_state_; }
+
+  absl::StatusOr<std::vector<Literal>> Exchange(const HloInstruction& instr, const Literal& value) override {
+    if (!rendezvous_) return std::vector<Literal>{value};
+    int64_t seq = sequence_[&instr]++;
+    return rendezvous_->Exchange(&instr, seq, replica_ * options_.num_partitions + partition_, value);
+  }
+
+  absl::StatusOr<Literal> EvaluateComputation(const HloComputation& comp,
+                                              absl::Span<const Literal* const> args) {
+    if (static_cast<int64_t>(args.size()) != comp.num_parameters()) {
+      return absl::InvalidArgumentError(absl::StrCat("computation '", comp.name(), "' takes ",
+                                                     comp.num_parameters(), " arguments, got ", args.size()));
+    }
+    std::vector<const HloInstruction*> order = PostOrder(comp);
+    absl::flat_hash_map<const HloInstruction*, Literal> values;
+    absl::flat_hash_map<const HloInstruction*, int64_t> remaining_uses;
+    for (const HloInstruction* i : order) {
+      for (const HloInstruction* op : i->operands()) ++remaining_uses[op];
+    }
+    std::vector<const Literal*> operand_values;
+    for (const HloInstruction* instr : order) {
+      if (instr->opcode() == HloOpcode::kParameter) {
+        const Literal* arg = args[instr->attrs().parameter_number];
+        if (!arg->shape().EqualIgnoringLayout(instr->shape()) &&
+            !(arg->shape().IsArray() && instr->shape().IsArray() &&
+              arg->shape().element_type() == instr->shape().element_type() &&
+              arg->shape().dimensions() == instr->shape().dimensions())) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "argument ", instr->attrs().parameter_number, " of '", comp.name(), "' has shape ",
+              arg->shape().ToString(false), ", expected ", instr->shape().ToString(false)));
+        }
+        values[instr] = *arg;
+        continue;
+      }
+      operand_values.clear();
+      for (const HloInstruction* op : instr->operands()) operand_values.push_back(&values.at(op));
+      absl::StatusOr<Literal> result = EvaluateInstruction(*instr, operand_values, *this);
+      if (!result.ok()) {
+        if (absl::IsUnimplemented(result.status()) || absl::IsResourceExhausted(result.status())) {
+          return result.status();
+        }
+        return absl::Status(result.status().code(),
+                            absl::StrCat("evaluating '", instr->name(), "' in '", comp.name(),
+                                         "': ", result.status().message()));
+      }
+      if (options_.max_total_elements > 0) {
+        elements_ += result->shape().IsArray() ? result->element_count() : 1;
+        if (elements_ > options_.max_total_elements) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "too slow: produced more than ", options_.max_total_elements, " elements"));
+        }
+      }
+      values[instr] = std::move(*result);
+      for (const HloInstruction* op : instr->operands()) {
+        if (--remaining_uses[op] == 0 && op != comp.root_instruction()) values.erase(op);
+      }
+    }
+    return std::move(values.at(comp.root_instruction()));
+  }
+
+ private:
+  static std::vector<const HloInstruction*> PostOrder(const HloComputation& comp) {
+    std::vector<const HloInstruction*> order;
+    absl::flat_hash_map<const HloInstruction*, int> state;
+    for (const auto& start : comp.instructions()) {
+      if (state.contains(start.get())) continue;
+      std::vector<std::pair<const HloInstruction*, size_t>> stack = {{start.get(), 0}};
+      state[start.get()] = 1;
+      while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        const size_t n_ops = node->operand_count();
+        const size_t n_total = n_ops + node->control_predecessors().size();
+        if (next == n_total) {
+          order.push_back(node);
+          stack.pop_back();
+          continue;
+        }
+        const HloInstruction* pred =
+            next < n_ops ? node->operand(next) : node->control_predecessors()[next - n_ops];
+        ++next;
+        if (!state.contains(pred)) {
+          state[pred] = 1;
+          stack.push_back({pred, 0});
+        }
+      }
+    }
+    return order;
+  }
+
+  EvalOptions options_;
+  int64_t replica_, partition_;
+  Rendezvous* rendezvous_;
+  absl::flat_hash_map<const HloInstruction*, int64_t> sequence_;
+  uint64_t rng_state_ = 0;
+  int64_t elements_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+void RegisterCustomCallTarget(const std::string& target, CustomCallFn fn) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry()[target] = std::move(fn);
+}
+
+const CustomCallFn* FindCustomCallTarget(const std::string& target) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  auto it = Registry().find(target);
+  return it == Registry().end() ? nullptr : &it->second;
+}
+
+namespace eval {
+
+absl::Status Unsupported(const HloInstruction& instr, absl::string_view feature) {
+  return absl::UnimplementedError(absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(),
+                                               "': unsupported ", feature));
+}
+
+std::vector<int64_t> Strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.rank(), 1);
+  for (int64_t i = shape.rank() - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape.dimensions(i + 1);
+  return strides;
+}
+
+Literal ResultLiteral(const HloInstruction& instr) {
+  Shape s = instr.shape();
+  s.clear_layout();
+  return Literal(s);
+}
+
+}  // namespace eval
+
+absl::StatusOr<Literal> EvaluateInstruction(const HloInstruction& instr,
+                                            absl::Span<const Literal* const> operands,
+                                            EvalContext& context) {
+  using Family = absl::StatusOr<Literal> (*)(const HloInstruction&, absl::Span<const Literal* const>,
+                                             EvalContext&);
+  static constexpr Family kFamilies[] = {eval::EvalElementwise, eval::EvalDataMovement, eval::EvalLinalg,
+                                         eval::EvalReduction,   eval::EvalControl,      eval::EvalCollective,
+                                         eval::EvalRandom};
+  for (const Literal* op : operands) {
+    if (op->elided()) return eval::Unsupported(instr, "operand whose constant values were elided ({...})");
+  }
+  for (Family f : kFamilies) {
+    absl::StatusOr<Literal> r = f(instr, operands, context);
+    if (r.ok() || !absl::IsNotFound(r.status())) return r;
+  }
+  return eval::Unsupported(instr, "opcode");
+}
+
+absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Literal> args,
+                                 const EvalOptions& options) {
+  if (!module.entry_computation()) return absl::InvalidArgumentError("module has no entry computation");
+  DeviceEvaluator device(options, 0, 0, nullptr);
+  std::vector<const Literal*> ptrs;
+  for (const Literal& a : args) ptrs.push_back(&a);
+  return device.EvaluateComputation(*module.entry_computation(), ptrs);
+}
+
+absl::StatusOr<std::vector<Literal>> EvaluateReplicated(const HloModule& module,
+                                                        const std::vector<std::vector<Literal>>& args,
+                                                        const EvalOptions& options) {
+  const int64_t devices = options.replica_count * options.num_partitions;
+  if (devices < 1) return absl::InvalidArgumentError("need at least one device");
+  if (static_cast<int64_t>(args.size()) != devices) {
+    return absl::InvalidArgumentError(absl::StrCat("need arguments for ", devices, " devices, got ", args.size()));
+  }
+  Rendezvous rendezvous(devices);
+  std::vector<absl::StatusOr<Literal>> results(devices, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int64_t d = 0; d < devices; ++d) {
+    threads.emplace_back([&, d] {
+      DeviceEvaluator device(options, d / options.num_partitions, d % options.num_partitions,
+                             devices > 1 ? &rendezvous : nullptr);
+      std::vector<const Literal*> ptrs;
+      for (const Literal& a : args[d]) ptrs.push_back(&a);
+      results[d] = device.EvaluateComputation(*module.entry_computation(), ptrs);
+      if (!results[d].ok()) rendezvous.Abort();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<Literal> out;
+  for (int64_t d = 0; d < devices; ++d) {
+    if (!results[d].ok() && !absl::IsAborted(results[d].status())) return results[d].status();
+  }
+  for (int64_t d = 0; d < devices; ++d) {
+    if (!results[d].ok()) return results[d].status();
+    out.push_back(std::move(*results[d]));
+  }
+  return out;
+}
+
+}  // namespace xlite
