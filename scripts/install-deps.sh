@@ -6,7 +6,8 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ clang llvm libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-  python3
+  libzip-dev pkg-config
+  python3 python3-numpy
 )
 
 missing=()

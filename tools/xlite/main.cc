@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tools/xlite/run.h"
 #include "xlite/text/parser.h"
 #include "xlite/text/printer.h"
 #include "xlite/verify/verifier.h"
@@ -23,6 +24,17 @@ commands:
              --print=long|short            output form (default long)
              --syntax_sugar_async_ops=BOOL print async ops as op-start/op-done (default true)
              --verify=BOOL                 run the verifier after parsing (default true)
+  run        evaluate a module with the reference interpreter
+             --backend=interpreter         (the only backend so far)
+             --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
+                                           fake-data rules: in-range gather/scatter/slice indices)
+             --seed=N                      seed for random inputs (default 0)
+             --replicas=N --partitions=N   simulated devices for collectives (default 1)
+             --print_literals              print whole outputs (default: a preview)
+             --output=FILE.npz             save outputs out0, out1, ... (d<i>_ per device)
+             --iterations=N                run N times, report the median time
+             --max_elements=N              give up (exit 4) after producing N elements
+             exit codes: 0 ok, 1 error, 3 unsupported op/feature, 4 too slow
   help       show this text
 
 Input format is chosen by extension: .hlo/.txt (HLO text); '-' reads HLO text from stdin.
@@ -132,6 +144,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "opt") return RunOpt(args);
+  if (command == "run") return xlite::cli::Run(args);
   std::cerr << "xlite: unknown command '" << command << "'\n" << kUsage;
   return 1;
 }

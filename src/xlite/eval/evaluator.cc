@@ -61,13 +61,16 @@ class Rendezvous {
 
 class DeviceEvaluator : public EvalContext {
  public:
-  DeviceEvaluator(const EvalOptions& options, int64_t replica, int64_t partition, Rendezvous* rendezvous)
+  DeviceEvaluator(const EvalOptions& options, int64_t replica, int64_t partition,
+                  Rendezvous* rendezvous)
       : options_(options), replica_(replica), partition_(partition), rendezvous_(rendezvous) {}
 
-  absl::StatusOr<Literal> Call(const HloComputation& comp, absl::Span<const Literal* const> args) override {
+  absl::StatusOr<Literal> Call(const HloComputation& comp,
+                               absl::Span<const Literal* const> args) override {
     if (++depth_ > 512) {
       --depth_;
-      return absl::ResourceExhaustedError(absl::StrCat("call depth exceeds 512 in '", comp.name(), "'"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("call depth exceeds 512 in '", comp.name(), "'"));
     }
     absl::StatusOr<Literal> result = EvaluateComputation(comp, args);
     --depth_;
@@ -78,17 +81,20 @@ class DeviceEvaluator : public EvalContext {
   const EvalOptions& options() const override { return options_; }
   uint64_t& rng_state() override { return rng_state_; }
 
-  absl::StatusOr<std::vector<Literal>> Exchange(const HloInstruction& instr, const Literal& value) override {
+  absl::StatusOr<std::vector<Literal>> Exchange(const HloInstruction& instr,
+                                                const Literal& value) override {
     if (!rendezvous_) return std::vector<Literal>{value};
     int64_t seq = sequence_[&instr]++;
-    return rendezvous_->Exchange(&instr, seq, replica_ * options_.num_partitions + partition_, value);
+    return rendezvous_->Exchange(&instr, seq, replica_ * options_.num_partitions + partition_,
+                                 value);
   }
 
   absl::StatusOr<Literal> EvaluateComputation(const HloComputation& comp,
                                               absl::Span<const Literal* const> args) {
     if (static_cast<int64_t>(args.size()) != comp.num_parameters()) {
       return absl::InvalidArgumentError(absl::StrCat("computation '", comp.name(), "' takes ",
-                                                     comp.num_parameters(), " arguments, got ", args.size()));
+                                                     comp.num_parameters(), " arguments, got ",
+                                                     args.size()));
     }
     std::vector<const HloInstruction*> order = PostOrder(comp);
     absl::flat_hash_map<const HloInstruction*, Literal> values;
@@ -197,7 +203,8 @@ absl::Status Unsupported(const HloInstruction& instr, absl::string_view feature)
 
 std::vector<int64_t> Strides(const Shape& shape) {
   std::vector<int64_t> strides(shape.rank(), 1);
-  for (int64_t i = shape.rank() - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape.dimensions(i + 1);
+  for (int64_t i = shape.rank() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape.dimensions(i + 1);
   return strides;
 }
 
@@ -212,13 +219,14 @@ Literal ResultLiteral(const HloInstruction& instr) {
 absl::StatusOr<Literal> EvaluateInstruction(const HloInstruction& instr,
                                             absl::Span<const Literal* const> operands,
                                             EvalContext& context) {
-  using Family = absl::StatusOr<Literal> (*)(const HloInstruction&, absl::Span<const Literal* const>,
-                                             EvalContext&);
-  static constexpr Family kFamilies[] = {eval::EvalElementwise, eval::EvalDataMovement, eval::EvalLinalg,
-                                         eval::EvalReduction,   eval::EvalControl,      eval::EvalCollective,
-                                         eval::EvalRandom};
+  using Family = absl::StatusOr<Literal> (*)(const HloInstruction&,
+                                             absl::Span<const Literal* const>, EvalContext&);
+  static constexpr Family kFamilies[] = {
+      eval::EvalElementwise, eval::EvalDataMovement, eval::EvalLinalg, eval::EvalReduction,
+      eval::EvalControl,     eval::EvalCollective,   eval::EvalRandom};
   for (const Literal* op : operands) {
-    if (op->elided()) return eval::Unsupported(instr, "operand whose constant values were elided ({...})");
+    if (op->elided())
+      return eval::Unsupported(instr, "operand whose constant values were elided ({...})");
   }
   for (Family f : kFamilies) {
     absl::StatusOr<Literal> r = f(instr, operands, context);
@@ -229,20 +237,22 @@ absl::StatusOr<Literal> EvaluateInstruction(const HloInstruction& instr,
 
 absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Literal> args,
                                  const EvalOptions& options) {
-  if (!module.entry_computation()) return absl::InvalidArgumentError("module has no entry computation");
+  if (!module.entry_computation())
+    return absl::InvalidArgumentError("module has no entry computation");
   DeviceEvaluator device(options, 0, 0, nullptr);
   std::vector<const Literal*> ptrs;
   for (const Literal& a : args) ptrs.push_back(&a);
   return device.EvaluateComputation(*module.entry_computation(), ptrs);
 }
 
-absl::StatusOr<std::vector<Literal>> EvaluateReplicated(const HloModule& module,
-                                                        const std::vector<std::vector<Literal>>& args,
-                                                        const EvalOptions& options) {
+absl::StatusOr<std::vector<Literal>> EvaluateReplicated(
+    const HloModule& module, const std::vector<std::vector<Literal>>& args,
+    const EvalOptions& options) {
   const int64_t devices = options.replica_count * options.num_partitions;
   if (devices < 1) return absl::InvalidArgumentError("need at least one device");
   if (static_cast<int64_t>(args.size()) != devices) {
-    return absl::InvalidArgumentError(absl::StrCat("need arguments for ", devices, " devices, got ", args.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("need arguments for ", devices, " devices, got ", args.size()));
   }
   Rendezvous rendezvous(devices);
   std::vector<absl::StatusOr<Literal>> results(devices, absl::UnknownError("not run"));

@@ -59,9 +59,9 @@ absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Liter
 
 // Evaluates on replica_count * num_partitions simulated devices, each with its
 // own arguments (args[device]); returns one result per device.
-absl::StatusOr<std::vector<Literal>> EvaluateReplicated(const HloModule& module,
-                                                        const std::vector<std::vector<Literal>>& args,
-                                                        const EvalOptions& options);
+absl::StatusOr<std::vector<Literal>> EvaluateReplicated(
+    const HloModule& module, const std::vector<std::vector<Literal>>& args,
+    const EvalOptions& options);
 
 // One instruction, given its operands' values. Families live in
 // eval_<family>.cc; each returns NotFound for opcodes it does not own.

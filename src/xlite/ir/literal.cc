@@ -14,9 +14,6 @@ namespace {
 
 int ElementBytes(PrimitiveType t) { return PrimitiveByteWidth(t); }
 
-PrimitiveType ComplexComponentType(PrimitiveType t) {
-  return t == PrimitiveType::C64 ? PrimitiveType::F32 : PrimitiveType::F64;
-}
 
 uint64_t LoadBits(const uint8_t* p, int bytes) {
   uint64_t v = 0;

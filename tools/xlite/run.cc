@@ -1,0 +1,221 @@
+// `xlite run`: evaluates a module with the reference interpreter.
+#include "tools/xlite/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "xlite/eval/evaluator.h"
+#include "xlite/eval/fake_data.h"
+#include "xlite/support/npy.h"
+#include "xlite/text/parser.h"
+#include "xlite/verify/verifier.h"
+
+namespace xlite::cli {
+namespace {
+
+struct RunFlags {
+  std::string backend = "interpreter";
+  std::string inputs = "random";
+  uint64_t seed = 0;
+  int64_t replicas = 1;
+  int64_t partitions = 1;
+  bool print_literals = false;
+  std::string output;
+  int64_t iterations = 1;
+  int64_t max_elements = 0;
+  std::string file;
+};
+
+int Fail(const std::string& message) {
+  std::cerr << "xlite run: " << message << "\n";
+  return 1;
+}
+
+void Flatten(const Literal& lit, std::vector<const Literal*>& out) {
+  if (lit.shape().IsTuple()) {
+    for (const Literal& e : lit.tuple_elements()) Flatten(e, out);
+  } else {
+    out.push_back(&lit);
+  }
+}
+
+std::string Preview(const Literal& lit) {
+  if (!lit.shape().IsArray()) return lit.shape().ToString(false);
+  std::string s = absl::StrCat(lit.shape().ToString(false), " {");
+  const int64_t n = std::min<int64_t>(lit.element_count(), 8);
+  for (int64_t i = 0; i < n; ++i) absl::StrAppend(&s, i ? ", " : "", lit.ElementToString(i));
+  if (lit.element_count() > n) absl::StrAppend(&s, ", ... (", lit.element_count(), " elements)");
+  return s + "}";
+}
+
+absl::StatusOr<std::vector<Literal>> LoadInputs(const RunFlags& f, const HloModule& module) {
+  if (f.inputs == "random") return MakeFakeArguments(module, FakeDataKind::kRandom, f.seed);
+  if (f.inputs == "zeros") return MakeFakeArguments(module, FakeDataKind::kZeros, f.seed);
+  std::vector<Literal> args;
+  if (absl::EndsWith(f.inputs, ".npz")) {
+    absl::StatusOr<std::vector<std::pair<std::string, Literal>>> arrays = ReadNpz(f.inputs);
+    if (!arrays.ok()) return arrays.status();
+    for (auto& [name, lit] : *arrays) args.push_back(std::move(lit));
+  } else if (absl::EndsWith(f.inputs, ".npy")) {
+    std::ifstream in(f.inputs, std::ios::binary);
+    if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot open '", f.inputs, "'"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    absl::StatusOr<Literal> lit = ParseNpy(ss.str(), f.inputs);
+    if (!lit.ok()) return lit.status();
+    args.push_back(std::move(*lit));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--inputs must be random, zeros, FILE.npz or FILE.npy, got '", f.inputs, "'"));
+  }
+  const HloComputation* entry = module.entry_computation();
+  if (static_cast<int64_t>(args.size()) != entry->num_parameters()) {
+    return absl::InvalidArgumentError(absl::StrCat(f.inputs, " holds ", args.size(),
+                                                   " arrays but '", entry->name(), "' takes ",
+                                                   entry->num_parameters(), " parameters"));
+  }
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+    const Shape& want = entry->parameter_instruction(i)->shape();
+    if (!want.IsArray() || want.element_type() != args[i].shape().element_type() ||
+        want.dimensions() != args[i].shape().dimensions()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " has shape ", args[i].shape().ToString(false), " but parameter ", i, " ('",
+          entry->parameter_instruction(i)->name(), "') is ", want.ToString(false)));
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
+int Run(const std::vector<std::string>& argv) {
+  RunFlags f;
+  for (const std::string& arg : argv) {
+    auto value_of = [&](absl::string_view flag) -> std::optional<std::string> {
+      if (absl::StartsWith(arg, absl::StrCat(flag, "="))) return arg.substr(flag.size() + 1);
+      return std::nullopt;
+    };
+    auto int_flag = [&](absl::string_view flag, int64_t* out, int64_t min) -> std::optional<int> {
+      auto v = value_of(flag);
+      if (!v) return std::nullopt;
+      if (!absl::SimpleAtoi(*v, out) || *out < min) {
+        return Fail(absl::StrCat(flag, " must be an integer >= ", min, ", got '", *v, "'"));
+      }
+      return 0;
+    };
+    std::optional<int> r;
+    if (auto v = value_of("--backend")) {
+      f.backend = *v;
+    } else if (auto v = value_of("--inputs")) {
+      f.inputs = *v;
+    } else if (auto v = value_of("--seed")) {
+      if (!absl::SimpleAtoi(*v, &f.seed))
+        return Fail(absl::StrCat("--seed must be an integer, got '", *v, "'"));
+    } else if ((r = int_flag("--replicas", &f.replicas, 1))) {
+      if (*r) return *r;
+    } else if ((r = int_flag("--partitions", &f.partitions, 1))) {
+      if (*r) return *r;
+    } else if ((r = int_flag("--iterations", &f.iterations, 1))) {
+      if (*r) return *r;
+    } else if ((r = int_flag("--max_elements", &f.max_elements, 0))) {
+      if (*r) return *r;
+    } else if (arg == "--print_literals") {
+      f.print_literals = true;
+    } else if (auto v = value_of("--output")) {
+      f.output = *v;
+    } else if (!absl::StartsWith(arg, "-") || arg == "-") {
+      if (!f.file.empty()) return Fail("run takes one input file");
+      f.file = arg;
+    } else {
+      return Fail(absl::StrCat("unknown flag '", arg, "' (see xlite help)"));
+    }
+  }
+  if (f.backend != "interpreter") {
+    return Fail(
+        absl::StrCat("--backend=", f.backend, " is not available; only 'interpreter' is built"));
+  }
+  if (f.file.empty()) return Fail("run needs an input file");
+  if (absl::EndsWith(f.file, ".mlir") || absl::EndsWith(f.file, ".mlir.bc")) {
+    return Fail(
+        absl::StrCat("'", f.file, "': StableHLO input is not supported yet; only HLO text (.hlo)"));
+  }
+  std::string text;
+  {
+    std::stringstream ss;
+    if (f.file == "-") {
+      ss << std::cin.rdbuf();
+    } else {
+      std::ifstream in(f.file, std::ios::binary);
+      if (!in) return Fail(absl::StrCat("cannot open '", f.file, "'"));
+      ss << in.rdbuf();
+    }
+    text = ss.str();
+  }
+  auto module = ParseHloModule(text, f.file == "-" ? "<stdin>" : f.file);
+  if (!module.ok()) {
+    std::cerr << module.status().message() << "\n";
+    return 1;
+  }
+  if (absl::Status v = VerifyModule(**module); !v.ok()) {
+    std::cerr << f.file << ": verifier: " << v.message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<std::vector<Literal>> args = LoadInputs(f, **module);
+  if (!args.ok()) return Fail(std::string(args.status().message()));
+
+  EvalOptions options;
+  options.replica_count = f.replicas;
+  options.num_partitions = f.partitions;
+  options.max_total_elements = f.max_elements;
+  const int64_t devices = f.replicas * f.partitions;
+  std::vector<std::vector<Literal>> per_device(devices, *args);
+  std::vector<double> times_ms;
+  absl::StatusOr<std::vector<Literal>> results = absl::UnknownError("not run");
+  for (int64_t it = 0; it < f.iterations; ++it) {
+    auto start = std::chrono::steady_clock::now();
+    results = EvaluateReplicated(**module, per_device, options);
+    times_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    if (!results.ok()) {
+      std::cerr << f.file << ": " << results.status().message() << "\n";
+      return absl::IsUnimplemented(results.status())       ? 3
+             : absl::IsResourceExhausted(results.status()) ? 4
+                                                           : 1;
+    }
+  }
+  std::vector<std::pair<std::string, Literal>> to_save;
+  for (int64_t d = 0; d < devices; ++d) {
+    std::vector<const Literal*> outs;
+    Flatten((*results)[d], outs);
+    const std::string prefix = devices > 1 ? absl::StrCat("d", d, "_") : "";
+    if (devices > 1)
+      std::cout << "device " << d << " (replica " << d / f.partitions << ", partition "
+                << d % f.partitions << "):\n";
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const std::string name = absl::StrCat(prefix, "out", i);
+      if (f.print_literals) {
+        std::cout << name << " = " << outs[i]->ToStringOneline() << "\n";
+      } else {
+        std::cout << name << " = " << Preview(*outs[i]) << "\n";
+      }
+      if (!f.output.empty()) to_save.emplace_back(name, *outs[i]);
+    }
+  }
+  std::sort(times_ms.begin(), times_ms.end());
+  std::cerr << "xlite run: " << f.iterations << " iteration(s), median "
+            << times_ms[times_ms.size() / 2] << " ms (interpreter)\n";
+  if (!f.output.empty()) {
+    if (absl::Status s = WriteNpz(f.output, to_save); !s.ok())
+      return Fail(std::string(s.message()));
+  }
+  return 0;
+}
+
+}  // namespace xlite::cli
