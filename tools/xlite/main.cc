@@ -34,6 +34,7 @@ commands:
              --output=FILE.npz             save outputs out0, out1, ... (d<i>_ per device)
              --iterations=N                run N times, report the median time
              --max_elements=N              give up (exit 4) after producing N elements
+             --max_seconds=N               give up (exit 4) after N seconds
              exit codes: 0 ok, 1 error, 3 unsupported op/feature, 4 too slow
   help       show this text
 

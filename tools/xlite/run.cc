@@ -29,6 +29,7 @@ struct RunFlags {
   std::string output;
   int64_t iterations = 1;
   int64_t max_elements = 0;
+  int64_t max_seconds = 0;
   std::string file;
 };
 
@@ -125,6 +126,8 @@ int Run(const std::vector<std::string>& argv) {
       if (*r) return *r;
     } else if ((r = int_flag("--max_elements", &f.max_elements, 0))) {
       if (*r) return *r;
+    } else if ((r = int_flag("--max_seconds", &f.max_seconds, 0))) {
+      if (*r) return *r;
     } else if (arg == "--print_literals") {
       f.print_literals = true;
     } else if (auto v = value_of("--output")) {
@@ -167,12 +170,18 @@ int Run(const std::vector<std::string>& argv) {
     return 1;
   }
   absl::StatusOr<std::vector<Literal>> args = LoadInputs(f, **module);
-  if (!args.ok()) return Fail(std::string(args.status().message()));
+  if (!args.ok()) {
+    Fail(std::string(args.status().message()));
+    return absl::IsUnimplemented(args.status())       ? 3
+           : absl::IsResourceExhausted(args.status()) ? 4
+                                                      : 1;
+  }
 
   EvalOptions options;
   options.replica_count = f.replicas;
   options.num_partitions = f.partitions;
   options.max_total_elements = f.max_elements;
+  options.max_seconds = static_cast<double>(f.max_seconds);
   const int64_t devices = f.replicas * f.partitions;
   std::vector<std::vector<Literal>> per_device(devices, *args);
   std::vector<double> times_ms;

@@ -1,11 +1,723 @@
-// Placeholder until this family is written: every opcode is "not handled".
+// Collectives over replica_count x num_partitions devices simulated in one
+// process: all-reduce, all-gather, reduce-scatter, all-to-all,
+// collective-permute, collective-broadcast (with their -start/-done forms),
+// replica-id and partition-id.
+//
+// Every collective calls EvalContext::Exchange exactly once per execution on
+// every device, then picks the contributions of its own group. Groups follow
+// XLA's CollectiveOpGroupMode:
+//   no channel_id                          -> cross-replica: replica_groups
+//        hold replica ids, one group per partition;
+//   channel_id, op without use_global_device_ids (all-to-all, permute,
+//        broadcast) -> cross-partition: partition ids, one group per replica;
+//   channel_id, use_global_device_ids=false -> cross-replica-and-partition:
+//        replica ids, each group spans every partition of its replicas;
+//   channel_id, use_global_device_ids=true  -> flattened ids
+//        (replica * num_partitions + partition).
+// Empty replica_groups mean one group of every replica (every partition in the
+// cross-partition mode).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "xlite/eval/evaluator.h"
+#include "xlite/support/status.h"
 
 namespace xlite::eval {
+namespace {
 
-absl::StatusOr<Literal> EvalCollective(const HloInstruction& instr, absl::Span<const Literal* const> operands,
-                                 EvalContext& context) {
-  return absl::NotFoundError("not handled");
+// ---------------------------------------------------------------------------
+// Groups
+
+enum class GroupMode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
+
+bool HasGlobalDeviceIdsAttribute(HloOpcode opcode) {
+  return opcode == HloOpcode::kAllReduce || opcode == HloOpcode::kAllReduceStart ||
+         opcode == HloOpcode::kAllGather || opcode == HloOpcode::kAllGatherStart ||
+         opcode == HloOpcode::kReduceScatter;
+}
+
+absl::StatusOr<GroupMode> GroupModeOf(const HloInstruction& instr) {
+  const bool global_ids = instr.attrs().use_global_device_ids;
+  if (!instr.attrs().channel_id.has_value()) {
+    if (global_ids) {
+      return absl::InvalidArgumentError("use_global_device_ids=true requires a channel_id");
+    }
+    return GroupMode::kCrossReplica;
+  }
+  if (!HasGlobalDeviceIdsAttribute(instr.opcode())) return GroupMode::kCrossPartition;
+  return global_ids ? GroupMode::kFlattenedId : GroupMode::kCrossReplicaAndPartition;
+}
+
+// The ids of an iota group list [G,S]<=[dims]T(perm): iota over dims,
+// transposed by perm, read row-major and cut into G groups of S.
+absl::StatusOr<std::vector<std::vector<int64_t>>> ExpandIotaGroups(const ReplicaGroups& groups) {
+  if (groups.iota_group_shape.size() != 2 || groups.iota_group_shape[0] < 0 ||
+      groups.iota_group_shape[1] < 1) {
+    return absl::InvalidArgumentError("iota replica groups need [num_groups,group_size]");
+  }
+  const int64_t group_count = groups.iota_group_shape[0];
+  const int64_t group_size = groups.iota_group_shape[1];
+  const int64_t total = group_count * group_size;
+  std::vector<int64_t> dims = groups.iota_reshape;
+  if (dims.empty()) dims = {total};
+  std::vector<int64_t> perm = groups.iota_transpose;
+  if (perm.empty()) {
+    perm.resize(dims.size());
+    std::iota(perm.begin(), perm.end(), 0);
+  }
+  const int64_t elements =
+      std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>());
+  if (elements != total || perm.size() != dims.size()) {
+    return absl::InvalidArgumentError("iota replica groups do not describe their group shape");
+  }
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  std::vector<std::vector<int64_t>> out(group_count);
+  for (int64_t linear = 0; linear < total; ++linear) {
+    int64_t rest = linear, id = 0;
+    for (int64_t i = static_cast<int64_t>(perm.size()) - 1; i >= 0; --i) {
+      const int64_t extent = dims[perm[i]];
+      id += (rest % extent) * strides[perm[i]];
+      rest /= extent;
+    }
+    out[linear / group_size].push_back(id);
+  }
+  return out;
+}
+
+// The replica_groups attribute as id lists; empty if none is given.
+absl::StatusOr<std::vector<std::vector<int64_t>>> GroupIdLists(const HloInstruction& instr) {
+  const std::optional<ReplicaGroups>& groups = instr.attrs().replica_groups;
+  if (!groups.has_value()) return std::vector<std::vector<int64_t>>{};
+  if (!groups->mesh.empty()) return Unsupported(instr, "mesh replica groups");
+  if (groups->iota) return ExpandIotaGroups(*groups);
+  return groups->groups;
+}
+
+// Checks an id against its bound, naming what it identifies.
+absl::Status CheckId(int64_t id, int64_t bound, const char* what) {
+  if (id < 0 || id >= bound) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", id, " in replica_groups is outside [0, ", bound, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// Every group of global device ids, as XLA's GetParticipatingDevicesGroups
+// forms them.
+absl::StatusOr<std::vector<std::vector<int64_t>>> DeviceGroups(
+    GroupMode mode, std::vector<std::vector<int64_t>> lists, const EvalOptions& options) {
+  const int64_t replicas = options.replica_count, partitions = options.num_partitions;
+  if (lists.empty()) {
+    if (mode == GroupMode::kFlattenedId) {
+      return absl::InvalidArgumentError("flattened-id replica_groups cannot be empty");
+    }
+    std::vector<int64_t> all(mode == GroupMode::kCrossPartition ? partitions : replicas);
+    std::iota(all.begin(), all.end(), 0);
+    lists.push_back(std::move(all));
+  }
+  std::vector<std::vector<int64_t>> groups;
+  for (const std::vector<int64_t>& list : lists) {
+    switch (mode) {
+      case GroupMode::kCrossReplica:
+        for (int64_t p = 0; p < partitions; ++p) {
+          std::vector<int64_t>& group = groups.emplace_back();
+          for (int64_t r : list) {
+            RETURN_IF_ERROR(CheckId(r, replicas, "replica"));
+            group.push_back(r * partitions + p);
+          }
+        }
+        break;
+      case GroupMode::kCrossPartition:
+        for (int64_t r = 0; r < replicas; ++r) {
+          std::vector<int64_t>& group = groups.emplace_back();
+          for (int64_t p : list) {
+            RETURN_IF_ERROR(CheckId(p, partitions, "partition"));
+            group.push_back(r * partitions + p);
+          }
+        }
+        break;
+      case GroupMode::kCrossReplicaAndPartition: {
+        std::vector<int64_t>& group = groups.emplace_back();
+        for (int64_t r : list) {
+          RETURN_IF_ERROR(CheckId(r, replicas, "replica"));
+          for (int64_t p = 0; p < partitions; ++p) group.push_back(r * partitions + p);
+        }
+        break;
+      }
+      case GroupMode::kFlattenedId:
+        for (int64_t id : list) RETURN_IF_ERROR(CheckId(id, replicas * partitions, "device"));
+        groups.push_back(list);
+        break;
+    }
+  }
+  return groups;
+}
+
+int64_t DeviceId(const EvalContext& context) {
+  return context.replica_id() * context.options().num_partitions + context.partition_id();
+}
+
+// This device's group (global device ids in group order) and its position.
+struct Participation {
+  std::vector<int64_t> devices;
+  int64_t position = 0;
+  int64_t size() const { return static_cast<int64_t>(devices.size()); }
+};
+
+absl::StatusOr<Participation> ParticipationOf(const HloInstruction& instr,
+                                              const EvalContext& context) {
+  ASSIGN_OR_RETURN(GroupMode mode, GroupModeOf(instr));
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> lists, GroupIdLists(instr));
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
+                   DeviceGroups(mode, std::move(lists), context.options()));
+  const int64_t me = DeviceId(context);
+  std::optional<Participation> found;
+  for (std::vector<int64_t>& group : groups) {
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (group[i] != me) continue;
+      if (found.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("device ", me, " appears twice in replica_groups"));
+      }
+      found = Participation{group, static_cast<int64_t>(i)};
+    }
+  }
+  if (!found.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device ", me, " (replica ", context.replica_id(), ", partition ",
+                     context.partition_id(), ") is in no replica group"));
+  }
+  return *std::move(found);
+}
+
+// ---------------------------------------------------------------------------
+// Values: operands travel as one literal (a tuple when there are several).
+
+Literal Bundle(absl::Span<const Literal* const> operands) {
+  if (operands.size() == 1) return *operands[0];
+  std::vector<Shape> shapes;
+  for (const Literal* op : operands) shapes.push_back(op->shape());
+  Literal bundle(Shape::Tuple(shapes));
+  for (size_t i = 0; i < operands.size(); ++i) bundle.tuple_elements()[i] = *operands[i];
+  return bundle;
+}
+
+const Literal& Part(const Literal& bundle, size_t index, size_t count) {
+  return count == 1 ? bundle : bundle.tuple_elements()[index];
+}
+
+// The shape the synchronous form of `instr` returns.
+const Shape& SyncShape(const HloInstruction& instr) {
+  const Shape& shape = instr.shape();
+  const bool context_tuple = instr.opcode() == HloOpcode::kAllGatherStart ||
+                             instr.opcode() == HloOpcode::kCollectivePermuteStart;
+  return context_tuple && shape.IsTuple() && shape.tuple_shapes_size() >= 2 ? shape.tuple_shapes(1)
+                                                                            : shape;
+}
+
+absl::StatusOr<Shape> ResultShapeOf(const HloInstruction& instr, size_t index, size_t count) {
+  const Shape& sync = SyncShape(instr);
+  if (count == 1 && !sync.IsTuple()) {
+    Shape shape = sync;
+    shape.clear_layout();
+    return shape;
+  }
+  if (!sync.IsTuple() || sync.tuple_shapes_size() != static_cast<int64_t>(count)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a tuple of ", count, " results, got ", sync.ToString(false)));
+  }
+  Shape shape = sync.tuple_shapes(index);
+  shape.clear_layout();
+  return shape;
+}
+
+absl::Status CheckArray(const Literal& value, const char* what) {
+  if (!value.shape().IsArray()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be an array, got ", value.shape().ToString(false)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> CollectiveDimension(const HloInstruction& instr, int64_t rank) {
+  const std::optional<std::vector<int64_t>>& dims = instr.attrs().dimensions;
+  if (!dims.has_value() || dims->size() != 1 || (*dims)[0] < 0 || (*dims)[0] >= rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expects dimensions={d} with d in [0, ", rank, ")"));
+  }
+  return (*dims)[0];
+}
+
+// ---------------------------------------------------------------------------
+// Element and block copies
+
+Literal ScalarAt(const Literal& array, int64_t index) {
+  Literal scalar(Shape::Scalar(array.shape().element_type()));
+  if (IsComplex(array.shape().element_type())) {
+    scalar.SetComplex(0, array.GetComplex(index));
+  } else {
+    scalar.SetBits(0, array.GetBits(index));
+  }
+  return scalar;
+}
+
+void CopyElement(const Literal& from, int64_t from_index, Literal& to, int64_t to_index) {
+  if (IsComplex(from.shape().element_type())) {
+    to.SetComplex(to_index, from.GetComplex(from_index));
+  } else {
+    to.SetBits(to_index, from.GetBits(from_index));
+  }
+}
+
+// `value` with the declared shape (its top-level layout dropped, as
+// ResultLiteral does); an error if they differ otherwise.
+absl::Status CopyInto(const Literal& value, Literal& out) {
+  if (!value.shape().EqualIgnoringLayout(out.shape())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the result has shape ", value.shape().ToString(false),
+                     ", the instruction declares ", out.shape().ToString(false)));
+  }
+  for (size_t i = 0; i < out.tuple_elements().size(); ++i) {
+    RETURN_IF_ERROR(CopyInto(value.tuple_elements()[i], out.tuple_elements()[i]));
+  }
+  for (int64_t i = 0; i < out.element_count(); ++i) CopyElement(value, i, out, i);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> Conform(const Literal& value, const Shape& declared) {
+  Shape shape = declared;
+  shape.clear_layout();
+  Literal out(shape);
+  RETURN_IF_ERROR(CopyInto(value, out));
+  return out;
+}
+
+// The instruction's value from its results (one per operand): the results
+// themselves, or for all-gather-start and collective-permute-start the
+// context (operands, results, zeros).
+absl::StatusOr<Literal> WrapResults(const HloInstruction& instr,
+                                    absl::Span<const Literal* const> operands,
+                                    std::vector<Literal> results) {
+  std::vector<const Literal*> pointers;
+  for (const Literal& r : results) pointers.push_back(&r);
+  const Shape& sync = SyncShape(instr);
+  if (&sync == &instr.shape()) return Conform(Bundle(pointers), sync);
+  Literal context = ResultLiteral(instr);
+  RETURN_IF_ERROR(CopyInto(Bundle(operands), context.tuple_elements()[0]));
+  RETURN_IF_ERROR(CopyInto(Bundle(pointers), context.tuple_elements()[1]));
+  return context;
+}
+
+// A shape viewed as [outer, dims[dim], inner].
+struct DimView {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+
+DimView ViewAround(const Shape& shape, int64_t dim) {
+  DimView v;
+  for (int64_t i = 0; i < dim; ++i) v.outer *= shape.dimensions(i);
+  v.size = shape.dimensions(dim);
+  for (int64_t i = dim + 1; i < shape.rank(); ++i) v.inner *= shape.dimensions(i);
+  return v;
+}
+
+// Copies `from` into `to` along `dim` at offset `to_start` (from_start in
+// `from`), `count` positions of that dimension.
+void CopyBlock(const Literal& from, int64_t from_start, Literal& to, int64_t to_start,
+               int64_t count, int64_t dim) {
+  const DimView src = ViewAround(from.shape(), dim), dst = ViewAround(to.shape(), dim);
+  for (int64_t o = 0; o < src.outer; ++o) {
+    for (int64_t k = 0; k < count; ++k) {
+      for (int64_t n = 0; n < src.inner; ++n) {
+        CopyElement(from, (o * src.size + from_start + k) * src.inner + n, to,
+                    (o * dst.size + to_start + k) * dst.inner + n);
+      }
+    }
+  }
+}
+
+// Checks that `part` fits `shape` except along `dim`, where it has `size`.
+absl::Status CheckPartShape(const Shape& part, const Shape& shape, int64_t dim, int64_t size) {
+  bool fits = part.IsArray() && part.element_type() == shape.element_type() &&
+              part.rank() == shape.rank() && part.dimensions(dim) == size;
+  for (int64_t i = 0; fits && i < shape.rank(); ++i) {
+    fits = i == dim || part.dimensions(i) == shape.dimensions(i);
+  }
+  if (!fits) {
+    return absl::InvalidArgumentError(absl::StrCat("a contribution of shape ", part.ToString(false),
+                                                   " does not fit the result ",
+                                                   shape.ToString(false)));
+  }
+  return absl::OkStatus();
+}
+
+// The parts laid end to end along `dim` into a literal of `shape`.
+absl::StatusOr<Literal> Concatenate(const std::vector<const Literal*>& parts, int64_t dim,
+                                    const Shape& shape) {
+  if (shape.rank() <= dim || shape.dimensions(dim) % static_cast<int64_t>(parts.size()) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot split ", shape.ToString(false), " into ",
+                                                   parts.size(), " parts along ", dim));
+  }
+  const int64_t size = shape.dimensions(dim) / static_cast<int64_t>(parts.size());
+  Literal out(shape);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    RETURN_IF_ERROR(CheckPartShape(parts[i]->shape(), shape, dim, size));
+    CopyBlock(*parts[i], 0, out, static_cast<int64_t>(i) * size, size, dim);
+  }
+  return out;
+}
+
+// Block `index` of `count` equal blocks of `value` along `dim`.
+absl::StatusOr<Literal> Block(const Literal& value, int64_t dim, int64_t index, int64_t count) {
+  const Shape& shape = value.shape();
+  if (shape.dimensions(dim) % count != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("dimension ", dim, " of ", shape.ToString(false),
+                                                   " does not split into ", count, " blocks"));
+  }
+  const int64_t size = shape.dimensions(dim) / count;
+  Shape block_shape = shape;
+  block_shape.clear_layout();
+  block_shape.set_dimensions(dim, size);
+  Literal out(block_shape);
+  CopyBlock(value, index * size, out, 0, size, dim);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The collectives
+
+// A reducer that is just `ROOT op(parameter, parameter)` with an elementwise
+// op on scalars of `type`, rebuilt on arrays of `shape`: applying it once to
+// whole arrays gives what applying the original to every element would, far
+// faster. Null if the reducer has any other form.
+std::unique_ptr<HloComputation> WholeArrayReducer(const HloComputation& reducer,
+                                                  const Shape& shape) {
+  const HloInstruction* root = reducer.root_instruction();
+  if (reducer.instruction_count() != 3 || reducer.num_parameters() != 2 || root == nullptr ||
+      root->operand_count() != 2 || !IsElementwiseOpcode(root->opcode()) ||
+      !root->shape().EqualIgnoringLayout(Shape::Scalar(shape.element_type()))) {
+    return nullptr;
+  }
+  for (const HloInstruction* param : root->operands()) {
+    if (param->opcode() != HloOpcode::kParameter ||
+        !param->shape().EqualIgnoringLayout(Shape::Scalar(shape.element_type()))) {
+      return nullptr;
+    }
+  }
+  Shape array = shape;
+  array.clear_layout();
+  auto whole = std::make_unique<HloComputation>(absl::StrCat(reducer.name(), ".whole_array"));
+  for (int64_t i = 0; i < 2; ++i) {
+    auto param =
+        std::make_unique<HloInstruction>(HloOpcode::kParameter, absl::StrCat("p", i), array);
+    param->attrs().parameter_number = i;
+    whole->SetParameter(i, whole->AddInstruction(std::move(param)));
+  }
+  auto op = std::make_unique<HloInstruction>(root->opcode(), root->name(), array);
+  op->attrs() = root->attrs();
+  for (const HloInstruction* param : root->operands()) {
+    op->AppendOperand(whole->parameter_instruction(param->attrs().parameter_number));
+  }
+  whole->set_root_instruction(whole->AddInstruction(std::move(op)));
+  return whole;
+}
+
+absl::Status CheckReducedType(const Literal& reduced, const Shape& expected) {
+  if (!reduced.shape().IsArray() || reduced.shape().element_type() != expected.element_type() ||
+      reduced.shape().dimensions() != expected.dimensions()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the reduction must return a scalar of the operand type, got ",
+                     reduced.shape().ToString(false)));
+  }
+  return absl::OkStatus();
+}
+
+// The elementwise reduction of `values` (in group order) by `reducer`.
+absl::StatusOr<Literal> ReduceElementwise(const HloComputation& reducer,
+                                          const std::vector<const Literal*>& values,
+                                          EvalContext& context) {
+  const Shape& shape = values[0]->shape();
+  for (const Literal* v : values) {
+    RETURN_IF_ERROR(CheckArray(*v, "an all-reduce operand"));
+    if (!v->shape().EqualIgnoringLayout(shape)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("devices contribute different shapes: ", shape.ToString(false), " and ",
+                       v->shape().ToString(false)));
+    }
+  }
+  if (std::unique_ptr<HloComputation> whole = WholeArrayReducer(reducer, shape)) {
+    Literal acc = *values[0];
+    for (size_t j = 1; j < values.size(); ++j) {
+      const Literal* args[] = {&acc, values[j]};
+      ASSIGN_OR_RETURN(Literal reduced, context.Call(*whole, args));
+      RETURN_IF_ERROR(CheckReducedType(reduced, shape));
+      acc = std::move(reduced);
+    }
+    return acc;
+  }
+  Literal out = *values[0];
+  const Shape scalar = Shape::Scalar(shape.element_type());
+  for (int64_t i = 0; i < out.element_count(); ++i) {
+    Literal acc = ScalarAt(*values[0], i);
+    for (size_t j = 1; j < values.size(); ++j) {
+      const Literal next = ScalarAt(*values[j], i);
+      const Literal* args[] = {&acc, &next};
+      ASSIGN_OR_RETURN(Literal reduced, context.Call(reducer, args));
+      RETURN_IF_ERROR(CheckReducedType(reduced, scalar));
+      acc = std::move(reduced);
+    }
+    CopyElement(acc, 0, out, i);
+  }
+  return out;
+}
+
+// What every collective starts with: exchange the operands, find the group.
+struct Gathered {
+  std::vector<Literal> all;  // indexed by global device id
+  Participation group;
+  // The contributions of the group, in group order, for operand `index`.
+  std::vector<const Literal*> Parts(size_t index, size_t count) const {
+    std::vector<const Literal*> parts;
+    for (int64_t device : group.devices) parts.push_back(&Part(all[device], index, count));
+    return parts;
+  }
+};
+
+absl::StatusOr<Gathered> ExchangeWithGroup(const HloInstruction& instr,
+                                           absl::Span<const Literal* const> operands,
+                                           EvalContext& context) {
+  if (operands.empty()) return absl::InvalidArgumentError("expects at least one operand");
+  Gathered g;
+  ASSIGN_OR_RETURN(g.all, context.Exchange(instr, Bundle(operands)));
+  ASSIGN_OR_RETURN(g.group, ParticipationOf(instr, context));
+  return g;
+}
+
+absl::StatusOr<Literal> EvalAllReduce(const HloInstruction& instr,
+                                      absl::Span<const Literal* const> operands,
+                                      EvalContext& context) {
+  if (instr.called_computations().empty()) {
+    return absl::InvalidArgumentError("all-reduce needs to_apply");
+  }
+  const HloComputation& reducer = *instr.called_computations()[0];
+  ASSIGN_OR_RETURN(Gathered g, ExchangeWithGroup(instr, operands, context));
+  std::vector<Literal> results;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    ASSIGN_OR_RETURN(Literal reduced,
+                     ReduceElementwise(reducer, g.Parts(i, operands.size()), context));
+    results.push_back(std::move(reduced));
+  }
+  return WrapResults(instr, operands, std::move(results));
+}
+
+absl::StatusOr<Literal> EvalReduceScatter(const HloInstruction& instr,
+                                          absl::Span<const Literal* const> operands,
+                                          EvalContext& context) {
+  if (instr.called_computations().empty()) {
+    return absl::InvalidArgumentError("reduce-scatter needs to_apply");
+  }
+  const HloComputation& reducer = *instr.called_computations()[0];
+  ASSIGN_OR_RETURN(Gathered g, ExchangeWithGroup(instr, operands, context));
+  std::vector<Literal> results;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    RETURN_IF_ERROR(CheckArray(*operands[i], "a reduce-scatter operand"));
+    ASSIGN_OR_RETURN(int64_t dim, CollectiveDimension(instr, operands[i]->shape().rank()));
+    ASSIGN_OR_RETURN(Literal reduced,
+                     ReduceElementwise(reducer, g.Parts(i, operands.size()), context));
+    ASSIGN_OR_RETURN(Literal shard, Block(reduced, dim, g.group.position, g.group.size()));
+    results.push_back(std::move(shard));
+  }
+  return WrapResults(instr, operands, std::move(results));
+}
+
+absl::StatusOr<Literal> EvalAllGather(const HloInstruction& instr,
+                                      absl::Span<const Literal* const> operands,
+                                      EvalContext& context) {
+  ASSIGN_OR_RETURN(Gathered g, ExchangeWithGroup(instr, operands, context));
+  std::vector<Literal> results;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    RETURN_IF_ERROR(CheckArray(*operands[i], "an all-gather operand"));
+    ASSIGN_OR_RETURN(int64_t dim, CollectiveDimension(instr, operands[i]->shape().rank()));
+    ASSIGN_OR_RETURN(Shape shape, ResultShapeOf(instr, i, operands.size()));
+    ASSIGN_OR_RETURN(Literal gathered, Concatenate(g.Parts(i, operands.size()), dim, shape));
+    results.push_back(std::move(gathered));
+  }
+  return WrapResults(instr, operands, std::move(results));
+}
+
+// all-to-all with dimensions={d}: block j of every operand along d goes to
+// the group's j-th device, which concatenates what it receives in group order.
+// Without dimensions (the tuple form), operand j goes to the j-th device.
+absl::StatusOr<Literal> EvalAllToAll(const HloInstruction& instr,
+                                     absl::Span<const Literal* const> operands,
+                                     EvalContext& context) {
+  ASSIGN_OR_RETURN(Gathered g, ExchangeWithGroup(instr, operands, context));
+  const int64_t n = g.group.size();
+  std::vector<Literal> results;
+  if (!instr.attrs().dimensions.has_value()) {
+    if (static_cast<int64_t>(operands.size()) != n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the tuple form needs one operand per device of the group (", n, "), got ",
+                       operands.size()));
+    }
+    for (const Literal* part : g.Parts(g.group.position, operands.size())) {
+      results.push_back(*part);
+    }
+    return WrapResults(instr, operands, std::move(results));
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    RETURN_IF_ERROR(CheckArray(*operands[i], "an all-to-all operand"));
+    ASSIGN_OR_RETURN(int64_t dim, CollectiveDimension(instr, operands[i]->shape().rank()));
+    std::vector<Literal> received;
+    for (const Literal* part : g.Parts(i, operands.size())) {
+      ASSIGN_OR_RETURN(Literal block, Block(*part, dim, g.group.position, n));
+      received.push_back(std::move(block));
+    }
+    std::vector<const Literal*> pointers;
+    for (const Literal& r : received) pointers.push_back(&r);
+    ASSIGN_OR_RETURN(Shape shape, ResultShapeOf(instr, i, operands.size()));
+    ASSIGN_OR_RETURN(Literal result, Concatenate(pointers, dim, shape));
+    results.push_back(std::move(result));
+  }
+  return WrapResults(instr, operands, std::move(results));
+}
+
+// The global device whose value `instr` (a permute or broadcast) delivers
+// here, given the source's id in the op's id space (replica or partition).
+int64_t DeviceInSameRow(GroupMode mode, int64_t source_id, const EvalContext& context) {
+  const int64_t partitions = context.options().num_partitions;
+  return mode == GroupMode::kCrossPartition ? context.replica_id() * partitions + source_id
+                                            : source_id * partitions + context.partition_id();
+}
+
+// collective-permute: each device receives the value of the source paired
+// with it; a device that is no pair's target receives zeros.
+absl::StatusOr<Literal> EvalCollectivePermute(const HloInstruction& instr,
+                                              absl::Span<const Literal* const> operands,
+                                              EvalContext& context) {
+  if (instr.attrs().slice_sizes_list.has_value()) {
+    return Unsupported(instr, "collective-permute with input/output slices");
+  }
+  if (operands.empty()) return absl::InvalidArgumentError("expects at least one operand");
+  ASSIGN_OR_RETURN(std::vector<Literal> all, context.Exchange(instr, Bundle(operands)));
+  ASSIGN_OR_RETURN(GroupMode mode, GroupModeOf(instr));
+  const int64_t bound = mode == GroupMode::kCrossPartition ? context.options().num_partitions
+                                                           : context.options().replica_count;
+  const int64_t me =
+      mode == GroupMode::kCrossPartition ? context.partition_id() : context.replica_id();
+  std::optional<int64_t> source;
+  for (const auto& [from, to] : instr.attrs().source_target_pairs.value_or(SourceTargetPairs{})) {
+    RETURN_IF_ERROR(CheckId(from, bound, "source"));
+    RETURN_IF_ERROR(CheckId(to, bound, "target"));
+    if (to != me) continue;
+    if (source.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat("id ", me, " is the target of two pairs"));
+    }
+    source = from;
+  }
+  std::vector<Literal> results;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    ASSIGN_OR_RETURN(Shape shape, ResultShapeOf(instr, i, operands.size()));
+    if (!source.has_value()) {
+      results.emplace_back(shape);
+      continue;
+    }
+    const Literal& received =
+        Part(all[DeviceInSameRow(mode, *source, context)], i, operands.size());
+    if (!received.shape().EqualIgnoringLayout(shape)) {
+      return absl::InvalidArgumentError(absl::StrCat("received ", received.shape().ToString(false),
+                                                     ", expected ", shape.ToString(false)));
+    }
+    results.push_back(received);
+  }
+  return WrapResults(instr, operands, std::move(results));
+}
+
+// collective-broadcast: every device of a group receives the value of the
+// group's first device.
+absl::StatusOr<Literal> EvalCollectiveBroadcast(const HloInstruction& instr,
+                                                absl::Span<const Literal* const> operands,
+                                                EvalContext& context) {
+  ASSIGN_OR_RETURN(Gathered g, ExchangeWithGroup(instr, operands, context));
+  std::vector<Literal> results;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    results.push_back(Part(g.all[g.group.devices[0]], i, operands.size()));
+  }
+  return WrapResults(instr, operands, std::move(results));
+}
+
+// all-reduce-done passes its operand through; all-gather-done and
+// collective-permute-done take the result out of the start's context.
+absl::StatusOr<Literal> EvalCollectiveDone(const HloInstruction& instr,
+                                           absl::Span<const Literal* const> operands) {
+  if (operands.size() != 1) return absl::InvalidArgumentError("expects one operand");
+  const Literal& started = *operands[0];
+  if (instr.opcode() == HloOpcode::kAllReduceDone ||
+      started.shape().EqualIgnoringLayout(instr.shape())) {
+    return started;
+  }
+  if (started.tuple_elements().size() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expects the context of a -start, got ", started.shape().ToString(false)));
+  }
+  return started.tuple_elements()[1];
+}
+
+Literal U32Scalar(int64_t value) {
+  Literal out(Shape::Scalar(PrimitiveType::U32));
+  out.SetInt(0, value);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalCollective(const HloInstruction& instr,
+                                       absl::Span<const Literal* const> operands,
+                                       EvalContext& context) {
+  switch (instr.opcode()) {
+    case HloOpcode::kAllReduce:
+      return EvalAllReduce(instr, operands, context);
+    case HloOpcode::kAllReduceStart: {
+      // The importer's older form declares the start as (operand, result).
+      if (operands.size() == 1 && instr.shape().IsTuple()) {
+        return Unsupported(instr, "all-reduce-start declared as (operand, result) (old form)");
+      }
+      return EvalAllReduce(instr, operands, context);
+    }
+    case HloOpcode::kReduceScatter:
+      return EvalReduceScatter(instr, operands, context);
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+      return EvalAllGather(instr, operands, context);
+    case HloOpcode::kAllToAll:
+      return EvalAllToAll(instr, operands, context);
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+      return EvalCollectivePermute(instr, operands, context);
+    case HloOpcode::kCollectiveBroadcast:
+      if (instr.attrs().has_dynamic_root) {
+        return Unsupported(instr, "collective-broadcast with has_dynamic_root");
+      }
+      return EvalCollectiveBroadcast(instr, operands, context);
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kCollectivePermuteDone:
+      return EvalCollectiveDone(instr, operands);
+    case HloOpcode::kReplicaId:
+      return U32Scalar(context.replica_id());
+    case HloOpcode::kPartitionId:
+      return U32Scalar(context.partition_id());
+    default:
+      return absl::NotFoundError("not handled");
+  }
 }
 
 }  // namespace xlite::eval

@@ -1,11 +1,926 @@
-// Placeholder until this family is written: every opcode is "not handled".
+// Reference semantics of the linear-algebra family: dot, convolution, fft,
+// triangular-solve, cholesky, topk and batch-norm-{training,inference,grad}.
+//
+// Numerics (the choices XLA leaves to implementations):
+// - dot and convolution accumulate floating-point products in double
+//   (complex<double> for complex results) and round once to the declared
+//   result type. Integer products wrap modulo 2^64 and are truncated to the
+//   result width, which equals XLA's wrapping arithmetic in the result type
+//   (never narrower than the operands). operand_precision and dot algorithms
+//   are ignored: the reference is always at least as precise.
+// - fft is a direct O(n^2) DFT per axis in complex<double>; IFFT and IRFFT
+//   scale by 1/n per axis; IRFFT treats its input as the first n/2+1 entries of
+//   a Hermitian spectrum (the imaginary parts of the DC and Nyquist bins do not
+//   contribute), like numpy/pocketfft.
+// - triangular-solve and cholesky compute in complex<double>. triangular-solve
+//   reads only the `lower` (or upper) triangle of a and divides by its
+//   diagonal (a zero pivot gives inf/nan). cholesky reads only the requested
+//   triangle, writes zeros to the other one, and does not check for positive
+//   definiteness: a non-positive pivot takes sqrt of a negative number, and the
+//   NaN spreads to the rest of that column and to later columns, as in XLA.
+// - batch-norm statistics are computed in double; the variance is the biased
+//   (population) one.
+// - topk orders floating-point values by IEEE total order (+NaN above +inf,
+//   -NaN below -inf, -0 below +0); ties keep the lower index first.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <numbers>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "xlite/eval/evaluator.h"
+#include "xlite/ir/float_format.h"
+#include "xlite/support/status.h"
+#include "xlite/verify/shape_inference.h"
 
 namespace xlite::eval {
+namespace {
 
-absl::StatusOr<Literal> EvalLinalg(const HloInstruction& instr, absl::Span<const Literal* const> operands,
-                                 EvalContext& context) {
-  return absl::NotFoundError("not handled");
+using Complex = std::complex<double>;
+
+// ---------------------------------------------------------------------------
+// Shape checks: after these, every index computed below is in bounds.
+
+bool SameDimensionsAndType(const Shape& a, const Shape& b) {
+  if (a.element_type() != b.element_type()) return false;
+  if (a.IsTuple()) {
+    if (a.tuple_shapes_size() != b.tuple_shapes_size()) return false;
+    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
+      if (!SameDimensionsAndType(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  return a.dimensions() == b.dimensions();
+}
+
+bool HasUnboundedDimension(const Shape& s) {
+  for (const Shape& e : s.tuple_shapes()) {
+    if (HasUnboundedDimension(e)) return true;
+  }
+  for (int64_t d : s.dimensions()) {
+    if (d < 0) return true;
+  }
+  return false;
+}
+
+// Result arrays beyond this many elements are refused rather than allocated
+// (a huge padding can declare an enormous result from tiny operands).
+constexpr int64_t kMaxResultElements = int64_t{1} << 32;
+
+// Elements of all arrays in `s`, saturating at kMaxResultElements + 1.
+int64_t TotalElements(const Shape& s) {
+  if (s.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& e : s.tuple_shapes()) {
+      total = std::min(total + TotalElements(e), kMaxResultElements + 1);
+    }
+    return total;
+  }
+  int64_t n = 1;
+  for (int64_t d : s.dimensions()) {
+    if (d == 0) return 0;
+    if (n > (kMaxResultElements + 1) / d) return kMaxResultElements + 1;
+    n *= d;
+  }
+  return n;
+}
+
+// The operand values have their instructions' shapes and the declared result
+// shape is the one XLA infers from them.
+absl::Status CheckShapes(const HloInstruction& instr, absl::Span<const Literal* const> operands) {
+  if (static_cast<int64_t>(operands.size()) != instr.operand_count()) {
+    return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': got ",
+                           operands.size(), " operand values for ", instr.operand_count(),
+                           " operands");
+  }
+  for (int64_t i = 0; i < instr.operand_count(); ++i) {
+    if (!SameDimensionsAndType(operands[i]->shape(), instr.operand(i)->shape())) {
+      return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': operand ", i,
+                             " has value of shape ", operands[i]->shape().ToString(false),
+                             " but is declared ", instr.operand(i)->shape().ToString(false));
+    }
+  }
+  ASSIGN_OR_RETURN(Shape inferred, InferShape(instr));
+  if (!shape_inference::Compatible(inferred, instr.shape())) {
+    return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(),
+                           "': declared shape ", instr.shape().ToString(false),
+                           " does not match the inferred shape ", inferred.ToString(false));
+  }
+  if (HasUnboundedDimension(instr.shape())) return Unsupported(instr, "unbounded dimensions");
+  if (TotalElements(instr.shape()) > kMaxResultElements) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(), "': result ",
+                     instr.shape().ToString(false), " is too large to evaluate"));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Element access.
+
+bool IsIntegerOrPred(PrimitiveType t) { return IsInteger(t) || t == PrimitiveType::PRED; }
+
+// v converted to integer type `t` as XLA's convert does: NaN gives 0,
+// out-of-range values saturate.
+int64_t SaturatingIntegerFromDouble(double v, PrimitiveType t) {
+  if (t == PrimitiveType::PRED) return v != 0;
+  if (std::isnan(v)) return 0;
+  const int width = PrimitiveBitWidth(t);
+  if (IsSignedInt(t)) {
+    const double lo = -std::ldexp(1.0, width - 1);
+    const double hi = std::ldexp(1.0, width - 1);  // exclusive
+    if (v <= lo) return width == 64 ? INT64_MIN : -(int64_t{1} << (width - 1));
+    if (v >= hi) return width == 64 ? INT64_MAX : (int64_t{1} << (width - 1)) - 1;
+    return static_cast<int64_t>(v);
+  }
+  if (v <= 0) return 0;
+  const double hi = std::ldexp(1.0, width);  // exclusive
+  if (v >= hi) return static_cast<int64_t>(width == 64 ? UINT64_MAX : (uint64_t{1} << width) - 1);
+  return static_cast<int64_t>(static_cast<uint64_t>(v));
+}
+
+void StoreDouble(Literal& lit, int64_t i, double v) {
+  PrimitiveType t = lit.shape().element_type();
+  if (IsIntegerOrPred(t)) {
+    lit.SetInt(i, SaturatingIntegerFromDouble(v, t));
+  } else {
+    lit.SetDouble(i, v);
+  }
+}
+
+// Non-complex types keep the real part.
+void StoreComplex(Literal& lit, int64_t i, Complex v) {
+  if (IsComplex(lit.shape().element_type())) {
+    lit.SetComplex(i, v);
+  } else {
+    StoreDouble(lit, i, v.real());
+  }
+}
+
+// Accumulator types: wrapped integers, doubles and complex doubles.
+template <typename T>
+T Load(const Literal& lit, int64_t i);
+template <>
+uint64_t Load<uint64_t>(const Literal& lit, int64_t i) {
+  return static_cast<uint64_t>(lit.GetInt(i));
+}
+template <>
+double Load<double>(const Literal& lit, int64_t i) {
+  return lit.GetDouble(i);
+}
+template <>
+Complex Load<Complex>(const Literal& lit, int64_t i) {
+  return lit.GetComplex(i);
+}
+
+void Store(Literal& lit, int64_t i, uint64_t v) { lit.SetInt(i, static_cast<int64_t>(v)); }
+void Store(Literal& lit, int64_t i, double v) { StoreDouble(lit, i, v); }
+void Store(Literal& lit, int64_t i, Complex v) { StoreComplex(lit, i, v); }
+
+// Every element of `lit`, decoded once.
+template <typename T>
+std::vector<T> Values(const Literal& lit) {
+  std::vector<T> values(lit.element_count());
+  for (int64_t i = 0; i < lit.element_count(); ++i) values[i] = Load<T>(lit, i);
+  return values;
+}
+
+enum class Arithmetic { kInteger, kReal, kComplex };
+
+// How dot and convolution multiply and accumulate, by result and operand types.
+Arithmetic ArithmeticFor(PrimitiveType result, PrimitiveType lhs, PrimitiveType rhs) {
+  if (IsComplex(result)) return Arithmetic::kComplex;
+  if (IsIntegerOrPred(result) && IsIntegerOrPred(lhs) && IsIntegerOrPred(rhs)) {
+    return Arithmetic::kInteger;
+  }
+  return Arithmetic::kReal;
+}
+
+// Steps through the multi-indices of `sizes` in row-major order.
+class MultiIndex {
+ public:
+  explicit MultiIndex(std::vector<int64_t> sizes)
+      : sizes_(std::move(sizes)), index_(sizes_.size(), 0) {}
+  int64_t operator[](size_t d) const { return index_[d]; }
+  void Next() {
+    for (int64_t d = static_cast<int64_t>(sizes_.size()) - 1; d >= 0; --d) {
+      if (++index_[d] < sizes_[d]) return;
+      index_[d] = 0;
+    }
+  }
+
+ private:
+  std::vector<int64_t> sizes_;
+  std::vector<int64_t> index_;
+};
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+// Linear offsets, with `strides`, of every multi-index of `sizes` in row-major order.
+std::vector<int64_t> OffsetTable(const std::vector<int64_t>& sizes,
+                                 const std::vector<int64_t>& strides) {
+  std::vector<int64_t> offsets;
+  offsets.reserve(Product(sizes));
+  MultiIndex index(sizes);
+  for (int64_t n = Product(sizes); n > 0; --n, index.Next()) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) offset += index[d] * strides[d];
+    offsets.push_back(offset);
+  }
+  return offsets;
+}
+
+std::vector<int64_t> Pick(const std::vector<int64_t>& values, const std::vector<int64_t>& at) {
+  std::vector<int64_t> picked;
+  for (int64_t i : at) picked.push_back(values[i]);
+  return picked;
+}
+
+// ---------------------------------------------------------------------------
+// Dot.
+
+// Each operand is packed as a [batch, free, contracting] matrix (dimensions
+// in that order, each group in dimension-number order), so that the result,
+// [batch..., lhs free..., rhs free...] in row-major order, is a batched
+// matrix product over contiguous rows.
+struct DotPlan {
+  int64_t batch = 1, lhs_free = 1, rhs_free = 1, contracting = 1;
+  std::vector<int64_t> lhs_order, rhs_order;  // operand dimensions in packed order
+};
+
+// batch, then free (in order), then contracting dimensions of one operand.
+std::vector<int64_t> PackedOrder(int64_t rank, const std::vector<int64_t>& batch,
+                                 const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> order = batch;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+      order.push_back(d);
+    }
+  }
+  order.insert(order.end(), contracting.begin(), contracting.end());
+  return order;
+}
+
+// Product of the free dimensions of a packed order.
+int64_t FreeSize(const Shape& s, const std::vector<int64_t>& order, size_t batch,
+                 size_t contracting) {
+  int64_t n = 1;
+  for (size_t i = batch; i + contracting < order.size(); ++i) n *= s.dimensions(order[i]);
+  return n;
+}
+
+DotPlan PlanDot(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dnums) {
+  DotPlan plan;
+  plan.lhs_order =
+      PackedOrder(lhs.rank(), dnums.lhs_batch_dimensions, dnums.lhs_contracting_dimensions);
+  plan.rhs_order =
+      PackedOrder(rhs.rank(), dnums.rhs_batch_dimensions, dnums.rhs_contracting_dimensions);
+  const size_t batch = dnums.lhs_batch_dimensions.size();
+  const size_t contracting = dnums.lhs_contracting_dimensions.size();
+  plan.batch = Product(Pick(lhs.dimensions(), dnums.lhs_batch_dimensions));
+  plan.contracting = Product(Pick(lhs.dimensions(), dnums.lhs_contracting_dimensions));
+  plan.lhs_free = FreeSize(lhs, plan.lhs_order, batch, contracting);
+  plan.rhs_free = FreeSize(rhs, plan.rhs_order, batch, contracting);
+  return plan;
+}
+
+// The values of `lit` with its dimensions permuted into `order`, row-major.
+template <typename T>
+std::vector<T> PermutedValues(const Literal& lit, const std::vector<int64_t>& order) {
+  const std::vector<int64_t> strides = Strides(lit.shape());
+  const std::vector<int64_t> sizes = Pick(lit.shape().dimensions(), order);
+  const std::vector<int64_t> offsets = OffsetTable(sizes, Pick(strides, order));
+  std::vector<T> values(offsets.size());
+  for (size_t i = 0; i < offsets.size(); ++i) values[i] = Load<T>(lit, offsets[i]);
+  return values;
+}
+
+template <typename T>
+Literal DotWith(const HloInstruction& instr, const Literal& lhs, const Literal& rhs,
+                const DotPlan& plan) {
+  const std::vector<T> a = PermutedValues<T>(lhs, plan.lhs_order);
+  const std::vector<T> b = PermutedValues<T>(rhs, plan.rhs_order);
+  const int64_t k_size = plan.contracting;
+  Literal result = ResultLiteral(instr);
+  int64_t out = 0;
+  for (int64_t batch = 0; batch < plan.batch; ++batch) {
+    for (int64_t i = 0; i < plan.lhs_free; ++i) {
+      const T* row = a.data() + (batch * plan.lhs_free + i) * k_size;
+      for (int64_t j = 0; j < plan.rhs_free; ++j) {
+        const T* column = b.data() + (batch * plan.rhs_free + j) * k_size;
+        T sum{};
+        for (int64_t k = 0; k < k_size; ++k) sum += row[k] * column[k];
+        Store(result, out++, sum);
+      }
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<Literal> EvalDot(const HloInstruction& instr,
+                                absl::Span<const Literal* const> operands) {
+  if (!instr.attrs().sparsity.empty()) return Unsupported(instr, "sparse dot");
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  static const DotDimensionNumbers kNoDimensions;
+  const DotDimensionNumbers& dnums =
+      instr.attrs().dot_dimension_numbers ? *instr.attrs().dot_dimension_numbers : kNoDimensions;
+  const Literal& lhs = *operands[0];
+  const Literal& rhs = *operands[1];
+  DotPlan plan = PlanDot(lhs.shape(), rhs.shape(), dnums);
+  switch (ArithmeticFor(instr.shape().element_type(), lhs.shape().element_type(),
+                        rhs.shape().element_type())) {
+    case Arithmetic::kInteger:
+      return DotWith<uint64_t>(instr, lhs, rhs, plan);
+    case Arithmetic::kReal:
+      return DotWith<double>(instr, lhs, rhs, plan);
+    case Arithmetic::kComplex:
+      return DotWith<Complex>(instr, lhs, rhs, plan);
+  }
+  return Unsupported(instr, "element types");
+}
+
+// ---------------------------------------------------------------------------
+// Convolution.
+//
+// out[b, o, y] = sum over kernel positions k and input features c of the group
+//   lhs[batch(b, o), feature(o, c), x(y, k)] * rhs[c, o, reversed(k)]
+// where x(y, k) = y * stride + k * rhs_dilation - padding_low is a position in
+// the lhs-dilated base (holes and padding contribute nothing). Feature groups
+// split the input features and the output features into groups that convolve
+// pairwise; batch groups do the same with the input batch.
+
+struct ConvPlan {
+  const ConvolutionDimensionNumbers* dn;
+  const Window* window;
+  int64_t spatial;
+  std::vector<int64_t> lhs_strides, rhs_strides;
+  std::vector<int64_t> input_spatial_sizes;
+  // Per kernel position p (row-major over the window): its window index in each
+  // spatial dimension, and the offset of the (possibly reversed) kernel element.
+  std::vector<int64_t> kernel_positions;  // p * spatial + i
+  std::vector<int64_t> kernel_offsets;
+  int64_t kernel_input_features;
+  int64_t outputs_per_feature_group;
+  int64_t outputs_per_batch_group;
+  int64_t batch_per_group;
+};
+
+ConvPlan PlanConvolution(const HloInstruction& instr, const Shape& lhs, const Shape& rhs) {
+  ConvPlan plan;
+  // The shape check guarantees dimension numbers, and a window with one
+  // dimension per spatial dimension (none at all when there are none).
+  static const Window kNoWindow;
+  plan.dn = &*instr.attrs().convolution_dimension_numbers;
+  plan.window = instr.attrs().window ? &*instr.attrs().window : &kNoWindow;
+  const ConvolutionDimensionNumbers& dn = *plan.dn;
+  plan.spatial = static_cast<int64_t>(dn.input_spatial_dimensions.size());
+  plan.lhs_strides = Strides(lhs);
+  plan.rhs_strides = Strides(rhs);
+  plan.input_spatial_sizes = Pick(lhs.dimensions(), dn.input_spatial_dimensions);
+  std::vector<int64_t> window_sizes;
+  for (const WindowDimension& w : plan.window->dimensions) window_sizes.push_back(w.size);
+  MultiIndex k(window_sizes);
+  for (int64_t n = Product(window_sizes); n > 0; --n, k.Next()) {
+    int64_t offset = 0;
+    for (int64_t i = 0; i < plan.spatial; ++i) {
+      const WindowDimension& w = plan.window->dimensions[i];
+      plan.kernel_positions.push_back(k[i]);
+      int64_t kernel_index = w.window_reversal ? w.size - 1 - k[i] : k[i];
+      offset += kernel_index * plan.rhs_strides[dn.kernel_spatial_dimensions[i]];
+    }
+    plan.kernel_offsets.push_back(offset);
+  }
+  const int64_t outputs = rhs.dimensions(dn.kernel_output_feature_dimension);
+  plan.kernel_input_features = rhs.dimensions(dn.kernel_input_feature_dimension);
+  plan.outputs_per_feature_group =
+      std::max<int64_t>(1, outputs / instr.attrs().feature_group_count);
+  plan.outputs_per_batch_group = std::max<int64_t>(1, outputs / instr.attrs().batch_group_count);
+  plan.batch_per_group = lhs.dimensions(dn.input_batch_dimension) / instr.attrs().batch_group_count;
+  return plan;
+}
+
+// Offset into lhs of the window element at kernel position p for output
+// spatial index `out`, or -1 if it falls in padding or a dilation hole.
+int64_t LhsSpatialOffset(const ConvPlan& plan, const MultiIndex& out, int64_t p) {
+  int64_t offset = 0;
+  for (int64_t i = 0; i < plan.spatial; ++i) {
+    const WindowDimension& w = plan.window->dimensions[i];
+    int64_t y = out[plan.dn->output_spatial_dimensions[i]];
+    int64_t x = y * w.stride + plan.kernel_positions[p * plan.spatial + i] * w.window_dilation -
+                w.padding_low;
+    if (x < 0 || x % w.base_dilation != 0) return -1;
+    x /= w.base_dilation;
+    if (x >= plan.input_spatial_sizes[i]) return -1;
+    offset += x * plan.lhs_strides[plan.dn->input_spatial_dimensions[i]];
+  }
+  return offset;
+}
+
+template <typename T>
+Literal ConvolutionWith(const HloInstruction& instr, const Literal& lhs, const Literal& rhs,
+                        const ConvPlan& plan) {
+  const std::vector<T> a = Values<T>(lhs), b = Values<T>(rhs);
+  const ConvolutionDimensionNumbers& dn = *plan.dn;
+  const int64_t lhs_feature_stride = plan.lhs_strides[dn.input_feature_dimension];
+  const int64_t rhs_feature_stride = plan.rhs_strides[dn.kernel_input_feature_dimension];
+  Literal result = ResultLiteral(instr);
+  MultiIndex out(result.shape().dimensions());
+  for (int64_t i = 0; i < result.element_count(); ++i, out.Next()) {
+    const int64_t o = out[dn.output_feature_dimension];
+    const int64_t feature_group = o / plan.outputs_per_feature_group;
+    const int64_t batch_group = o / plan.outputs_per_batch_group;
+    const int64_t batch = batch_group * plan.batch_per_group + out[dn.output_batch_dimension];
+    const int64_t lhs_base = batch * plan.lhs_strides[dn.input_batch_dimension] +
+                             feature_group * plan.kernel_input_features * lhs_feature_stride;
+    const int64_t rhs_base = o * plan.rhs_strides[dn.kernel_output_feature_dimension];
+    T sum{};
+    for (size_t p = 0; p < plan.kernel_offsets.size(); ++p) {
+      const int64_t spatial = LhsSpatialOffset(plan, out, p);
+      if (spatial < 0) continue;
+      const int64_t lhs_at = lhs_base + spatial;
+      const int64_t rhs_at = rhs_base + plan.kernel_offsets[p];
+      for (int64_t c = 0; c < plan.kernel_input_features; ++c) {
+        sum += a[lhs_at + c * lhs_feature_stride] * b[rhs_at + c * rhs_feature_stride];
+      }
+    }
+    Store(result, i, sum);
+  }
+  return result;
+}
+
+absl::StatusOr<Literal> EvalConvolution(const HloInstruction& instr,
+                                        absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  const Literal& lhs = *operands[0];
+  const Literal& rhs = *operands[1];
+  const ConvPlan plan = PlanConvolution(instr, lhs.shape(), rhs.shape());
+  switch (ArithmeticFor(instr.shape().element_type(), lhs.shape().element_type(),
+                        rhs.shape().element_type())) {
+    case Arithmetic::kInteger:
+      return ConvolutionWith<uint64_t>(instr, lhs, rhs, plan);
+    case Arithmetic::kReal:
+      return ConvolutionWith<double>(instr, lhs, rhs, plan);
+    case Arithmetic::kComplex:
+      return ConvolutionWith<Complex>(instr, lhs, rhs, plan);
+  }
+  return Unsupported(instr, "element types");
+}
+
+// ---------------------------------------------------------------------------
+// FFT.
+
+// A complex array being transformed axis by axis.
+struct ComplexArray {
+  std::vector<int64_t> dims;
+  std::vector<Complex> values;
+};
+
+// Replaces the values along `axis` (length in) by their DFT of length n,
+// keeping the first `out` coefficients: y[k] = sum_j x[j] w^(jk), w =
+// exp(-+2 pi i / n), scaled by 1/n when inverse. in and out are at most n.
+void TransformAxis(ComplexArray& x, int64_t axis, int64_t n, int64_t out, bool inverse) {
+  const int64_t in = x.dims[axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(x.dims.size()); ++d) inner *= x.dims[d];
+  std::vector<Complex> twiddle(n);
+  const double sign = inverse ? 1.0 : -1.0;
+  for (int64_t m = 0; m < n; ++m) {
+    twiddle[m] = std::polar(1.0, sign * 2.0 * std::numbers::pi * static_cast<double>(m) / n);
+  }
+  const double scale = inverse && n > 0 ? 1.0 / n : 1.0;
+  std::vector<Complex> y(outer * out * inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t k = 0; k < out; ++k) {
+        Complex sum = 0;
+        int64_t power = 0;  // j * k mod n
+        for (int64_t j = 0; j < in; ++j) {
+          sum += x.values[(o * in + j) * inner + i] * twiddle[power];
+          power += k;
+          if (power >= n) power -= n;
+        }
+        y[(o * out + k) * inner + i] = sum * scale;
+      }
+    }
+  }
+  x.values = std::move(y);
+  x.dims[axis] = out;
+}
+
+// Extends the first n/2+1 entries along `axis` to the n entries of a Hermitian
+// sequence: x[j] = conj(x[n - j]) for j > n/2.
+void HermitianExtend(ComplexArray& x, int64_t axis, int64_t n) {
+  const int64_t half = x.dims[axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(x.dims.size()); ++d) inner *= x.dims[d];
+  std::vector<Complex> y(outer * n * inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        Complex v = j < half ? x.values[(o * half + j) * inner + i]
+                             : std::conj(x.values[(o * half + (n - j)) * inner + i]);
+        y[(o * n + j) * inner + i] = v;
+      }
+    }
+  }
+  x.values = std::move(y);
+  x.dims[axis] = n;
+}
+
+absl::StatusOr<Literal> EvalFft(const HloInstruction& instr,
+                                absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  const std::string& type = instr.attrs().fft_type;
+  const std::vector<int64_t>& length = instr.attrs().fft_length;
+  const Literal& operand = *operands[0];
+  ComplexArray x{operand.shape().dimensions(), Values<Complex>(operand)};
+  const int64_t rank = operand.shape().rank();
+  const int64_t first = rank - static_cast<int64_t>(length.size());
+  if (type == "FFT" || type == "IFFT") {
+    for (size_t i = 0; i < length.size(); ++i) {
+      if (x.dims[first + i] != length[i]) {
+        return InvalidArgument("fft '", instr.name(), "': operand dimension ", first + i,
+                               " has size ", x.dims[first + i], " but fft_length is {",
+                               absl::StrJoin(length, ","), "}");
+      }
+    }
+    for (int64_t axis = rank - 1; axis >= first; --axis) {
+      TransformAxis(x, axis, length[axis - first], length[axis - first], type == "IFFT");
+    }
+  } else if (type == "RFFT") {
+    const int64_t n = length.back();
+    TransformAxis(x, rank - 1, n, n == 0 ? 0 : n / 2 + 1, false);
+    for (int64_t axis = rank - 2; axis >= first; --axis) {
+      TransformAxis(x, axis, length[axis - first], length[axis - first], false);
+    }
+  } else {  // IRFFT (the shape check rejected other types)
+    for (int64_t axis = rank - 2; axis >= first; --axis) {
+      TransformAxis(x, axis, length[axis - first], length[axis - first], true);
+    }
+    const int64_t n = length.back();
+    HermitianExtend(x, rank - 1, n);
+    TransformAxis(x, rank - 1, n, n, true);
+  }
+  Literal result = ResultLiteral(instr);
+  for (int64_t i = 0; i < result.element_count(); ++i) StoreComplex(result, i, x.values[i]);
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// Triangular solve and Cholesky: batches of matrices in the two minor dimensions.
+
+// An n x n (or rows x cols) matrix of complex doubles, row-major.
+struct Matrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<Complex> values;
+  Complex& at(int64_t r, int64_t c) { return values[r * cols + c]; }
+  Complex at(int64_t r, int64_t c) const { return values[r * cols + c]; }
+};
+
+Matrix LoadMatrix(const Literal& lit, int64_t batch) {
+  const Shape& s = lit.shape();
+  Matrix m;
+  m.rows = s.dimensions(s.rank() - 2);
+  m.cols = s.dimensions(s.rank() - 1);
+  m.values.resize(m.rows * m.cols);
+  const int64_t base = batch * m.rows * m.cols;
+  for (int64_t i = 0; i < m.rows * m.cols; ++i) m.values[i] = lit.GetComplex(base + i);
+  return m;
+}
+
+void StoreMatrix(const Matrix& m, int64_t batch, Literal& lit) {
+  const int64_t base = batch * m.rows * m.cols;
+  for (int64_t i = 0; i < m.rows * m.cols; ++i) StoreComplex(lit, base + i, m.values[i]);
+}
+
+int64_t BatchCount(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d = 0; d + 2 < s.rank(); ++d) n *= s.dimensions(d);
+  return n;
+}
+
+// op(T), where T is a's `lower` (or upper) triangle with an optional unit diagonal.
+Matrix TriangularOperator(const Matrix& a, bool lower, bool unit_diagonal,
+                          const std::string& transpose) {
+  const int64_t n = a.rows;
+  Matrix m{n, n, std::vector<Complex>(n * n)};
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      bool in_triangle = lower ? j <= i : j >= i;
+      Complex t = !in_triangle ? Complex(0) : (i == j && unit_diagonal ? Complex(1) : a.at(i, j));
+      if (transpose == "TRANSPOSE") {
+        m.at(j, i) = t;
+      } else if (transpose == "ADJOINT") {
+        m.at(j, i) = std::conj(t);
+      } else {
+        m.at(i, j) = t;
+      }
+    }
+  }
+  return m;
+}
+
+// Solves m x = b (left) or x m = b (right) in place in b, for triangular m.
+void SolveTriangular(const Matrix& m, bool m_lower, bool left, Matrix& b) {
+  const int64_t n = m.rows;
+  if (left) {
+    for (int64_t c = 0; c < b.cols; ++c) {
+      for (int64_t step = 0; step < n; ++step) {
+        const int64_t i = m_lower ? step : n - 1 - step;
+        Complex v = b.at(i, c);
+        for (int64_t j = 0; j < n; ++j) {
+          if (m_lower ? j < i : j > i) v -= m.at(i, j) * b.at(j, c);
+        }
+        b.at(i, c) = v / m.at(i, i);
+      }
+    }
+    return;
+  }
+  for (int64_t r = 0; r < b.rows; ++r) {
+    for (int64_t step = 0; step < n; ++step) {
+      const int64_t j = m_lower ? n - 1 - step : step;
+      Complex v = b.at(r, j);
+      for (int64_t i = 0; i < n; ++i) {
+        if (m_lower ? i > j : i < j) v -= b.at(r, i) * m.at(i, j);
+      }
+      b.at(r, j) = v / m.at(j, j);
+    }
+  }
+}
+
+absl::StatusOr<Literal> EvalTriangularSolve(const HloInstruction& instr,
+                                            absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  const InstructionAttributes& attrs = instr.attrs();
+  const bool transposed = attrs.transpose_a == "TRANSPOSE" || attrs.transpose_a == "ADJOINT";
+  Literal result = ResultLiteral(instr);
+  const int64_t batches = BatchCount(operands[1]->shape());
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    Matrix a = LoadMatrix(*operands[0], batch);
+    Matrix b = LoadMatrix(*operands[1], batch);
+    Matrix m = TriangularOperator(a, attrs.lower, attrs.unit_diagonal, attrs.transpose_a);
+    SolveTriangular(m, attrs.lower != transposed, attrs.left_side, b);
+    StoreMatrix(b, batch, result);
+  }
+  return result;
+}
+
+// The Cholesky factor of the Hermitian matrix whose lower triangle is given by
+// `lower_entry(i, j)` (i >= j): a = l l^H.
+template <typename Entry>
+Matrix CholeskyLower(int64_t n, Entry lower_entry) {
+  Matrix l{n, n, std::vector<Complex>(n * n)};
+  for (int64_t j = 0; j < n; ++j) {
+    double diagonal = lower_entry(j, j).real();
+    for (int64_t k = 0; k < j; ++k) diagonal -= std::norm(l.at(j, k));
+    const double pivot = std::sqrt(diagonal);  // NaN when not positive definite
+    l.at(j, j) = pivot;
+    for (int64_t i = j + 1; i < n; ++i) {
+      Complex v = lower_entry(i, j);
+      for (int64_t k = 0; k < j; ++k) v -= l.at(i, k) * std::conj(l.at(j, k));
+      l.at(i, j) = v / pivot;
+    }
+  }
+  return l;
+}
+
+absl::StatusOr<Literal> EvalCholesky(const HloInstruction& instr,
+                                     absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  const bool lower = instr.attrs().lower;
+  Literal result = ResultLiteral(instr);
+  const int64_t batches = BatchCount(operands[0]->shape());
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    const Matrix a = LoadMatrix(*operands[0], batch);
+    // With lower=false, a = u^H u reads the upper triangle: its conjugate
+    // transpose is the lower triangle of the same Hermitian matrix.
+    Matrix l = CholeskyLower(
+        a.rows, [&](int64_t i, int64_t j) { return lower ? a.at(i, j) : std::conj(a.at(j, i)); });
+    if (!lower) {
+      Matrix u{l.rows, l.cols, std::vector<Complex>(l.values.size())};
+      for (int64_t i = 0; i < l.rows; ++i) {
+        for (int64_t j = 0; j <= i; ++j) u.at(j, i) = std::conj(l.at(i, j));
+      }
+      l = std::move(u);
+    }
+    StoreMatrix(l, batch, result);
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// TopK.
+
+// A key whose signed order is the element type's total order.
+class TotalOrderKey {
+ public:
+  explicit TotalOrderKey(PrimitiveType type) : type_(type), format_(GetFloatFormat(type)) {}
+
+  int64_t operator()(const Literal& lit, int64_t i) const {
+    if (format_) {
+      const int bits = format_->total_bits();
+      uint64_t raw = lit.GetBits(i);
+      if (bits < 64) raw &= (uint64_t{1} << bits) - 1;
+      if (!format_->has_sign) return static_cast<int64_t>(raw);
+      const uint64_t magnitude = raw & ((uint64_t{1} << (bits - 1)) - 1);
+      const bool negative = (raw >> (bits - 1)) & 1;
+      return negative ? ~static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    }
+    if (IsUnsignedInt(type_)) {
+      return static_cast<int64_t>(static_cast<uint64_t>(lit.GetInt(i)) ^ (uint64_t{1} << 63));
+    }
+    return lit.GetInt(i);
+  }
+
+ private:
+  PrimitiveType type_;
+  std::optional<FloatFormat> format_;
+};
+
+absl::StatusOr<Literal> EvalTopK(const HloInstruction& instr,
+                                 absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  const Literal& operand = *operands[0];
+  const PrimitiveType type = operand.shape().element_type();
+  if (IsComplex(type)) return Unsupported(instr, "complex operand (not ordered)");
+  const int64_t n = operand.shape().dimensions().back();
+  const int64_t k = instr.attrs().k;
+  const bool largest = instr.attrs().largest;
+  Literal result = ResultLiteral(instr);
+  Literal& values = result.tuple_elements()[0];
+  Literal& indices = result.tuple_elements()[1];
+  const int64_t rows = n == 0 ? 0 : operand.element_count() / n;
+  const TotalOrderKey key(type);
+  std::vector<int64_t> keys(n);
+  std::vector<int64_t> order(n);
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t j = 0; j < n; ++j) keys[j] = key(operand, row * n + j);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+      return largest ? keys[x] > keys[y] : keys[x] < keys[y];
+    });
+    for (int64_t j = 0; j < k; ++j) {
+      values.SetBits(row * k + j, operand.GetBits(row * n + order[j]));
+      indices.SetInt(row * k + j, order[j]);
+    }
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// Batch normalization. Statistics are per feature (feature_index) over every
+// other dimension.
+
+struct FeatureLayout {
+  int64_t features;
+  int64_t stride;  // of the feature dimension
+  int64_t per_feature;
+  int64_t FeatureOf(int64_t linear) const { return (linear / stride) % features; }
+};
+
+FeatureLayout LayoutOf(const Shape& operand, int64_t feature_index) {
+  FeatureLayout f;
+  f.features = operand.dimensions(feature_index);
+  f.stride = Strides(operand)[feature_index];
+  f.per_feature = f.features == 0 ? 0 : operand.ElementCount() / f.features;
+  return f;
+}
+
+// Per-feature means of `values`.
+std::vector<double> FeatureMeans(const std::vector<double>& values, const FeatureLayout& f) {
+  std::vector<double> sums(f.features, 0.0);
+  for (size_t i = 0; i < values.size(); ++i) sums[f.FeatureOf(i)] += values[i];
+  for (double& s : sums) s /= static_cast<double>(f.per_feature);
+  return sums;
+}
+
+void StoreVector(const std::vector<double>& v, Literal& lit) {
+  for (size_t i = 0; i < v.size(); ++i) StoreDouble(lit, i, v[i]);
+}
+
+absl::StatusOr<Literal> EvalBatchNormTraining(const HloInstruction& instr,
+                                              absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  const FeatureLayout f = LayoutOf(operands[0]->shape(), instr.attrs().feature_index);
+  const std::vector<double> x = Values<double>(*operands[0]);
+  const std::vector<double> scale = Values<double>(*operands[1]);
+  const std::vector<double> offset = Values<double>(*operands[2]);
+  const double epsilon = instr.attrs().epsilon;
+  const std::vector<double> mean = FeatureMeans(x, f);
+  std::vector<double> squares(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = x[i] - mean[f.FeatureOf(i)];
+    squares[i] = d * d;
+  }
+  const std::vector<double> variance = FeatureMeans(squares, f);
+  Literal result = ResultLiteral(instr);
+  Literal& y = result.tuple_elements()[0];
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t c = f.FeatureOf(i);
+    StoreDouble(y, i, (x[i] - mean[c]) / std::sqrt(variance[c] + epsilon) * scale[c] + offset[c]);
+  }
+  StoreVector(mean, result.tuple_elements()[1]);
+  StoreVector(variance, result.tuple_elements()[2]);
+  return result;
+}
+
+absl::StatusOr<Literal> EvalBatchNormInference(const HloInstruction& instr,
+                                               absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  const FeatureLayout f = LayoutOf(operands[0]->shape(), instr.attrs().feature_index);
+  const std::vector<double> x = Values<double>(*operands[0]);
+  const std::vector<double> scale = Values<double>(*operands[1]);
+  const std::vector<double> offset = Values<double>(*operands[2]);
+  const std::vector<double> mean = Values<double>(*operands[3]);
+  const std::vector<double> variance = Values<double>(*operands[4]);
+  const double epsilon = instr.attrs().epsilon;
+  Literal result = ResultLiteral(instr);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t c = f.FeatureOf(i);
+    StoreDouble(result, i,
+                (x[i] - mean[c]) / std::sqrt(variance[c] + epsilon) * scale[c] + offset[c]);
+  }
+  return result;
+}
+
+// XLA's formulas, with per-feature sums over the m other elements:
+//   grad_offset = sum(dy), grad_scale = sum(dy * (x - mean)) / sqrt(var + eps),
+//   grad_x = scale / sqrt(var + eps) *
+//            (dy - mean(dy) - (x - mean) * mean(dy * (x - mean)) / (var + eps)).
+absl::StatusOr<Literal> EvalBatchNormGrad(const HloInstruction& instr,
+                                          absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  const FeatureLayout f = LayoutOf(operands[0]->shape(), instr.attrs().feature_index);
+  const std::vector<double> x = Values<double>(*operands[0]);
+  const std::vector<double> scale = Values<double>(*operands[1]);
+  const std::vector<double> mean = Values<double>(*operands[2]);
+  const std::vector<double> variance = Values<double>(*operands[3]);
+  const std::vector<double> dy = Values<double>(*operands[4]);
+  const double epsilon = instr.attrs().epsilon;
+  std::vector<double> dy_centered(x.size());
+  for (size_t i = 0; i < x.size(); ++i) dy_centered[i] = dy[i] * (x[i] - mean[f.FeatureOf(i)]);
+  const std::vector<double> mean_dy = FeatureMeans(dy, f);
+  const std::vector<double> mean_dy_centered = FeatureMeans(dy_centered, f);
+  Literal result = ResultLiteral(instr);
+  Literal& grad_x = result.tuple_elements()[0];
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t c = f.FeatureOf(i);
+    const double var_eps = variance[c] + epsilon;
+    const double g = scale[c] / std::sqrt(var_eps) *
+                     (dy[i] - mean_dy[c] - (x[i] - mean[c]) * mean_dy_centered[c] / var_eps);
+    StoreDouble(grad_x, i, g);
+  }
+  std::vector<double> grad_scale(f.features), grad_offset(f.features);
+  for (int64_t c = 0; c < f.features; ++c) {
+    const double m = static_cast<double>(f.per_feature);
+    grad_offset[c] = mean_dy[c] * m;
+    grad_scale[c] = mean_dy_centered[c] * m / std::sqrt(variance[c] + epsilon);
+  }
+  StoreVector(grad_scale, result.tuple_elements()[1]);
+  StoreVector(grad_offset, result.tuple_elements()[2]);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalLinalg(const HloInstruction& instr,
+                                   absl::Span<const Literal* const> operands,
+                                   EvalContext& context) {
+  switch (instr.opcode()) {
+    case HloOpcode::kDot:
+      return EvalDot(instr, operands);
+    case HloOpcode::kConvolution:
+      return EvalConvolution(instr, operands);
+    case HloOpcode::kFft:
+      return EvalFft(instr, operands);
+    case HloOpcode::kTriangularSolve:
+      return EvalTriangularSolve(instr, operands);
+    case HloOpcode::kCholesky:
+      return EvalCholesky(instr, operands);
+    case HloOpcode::kTopK:
+      return EvalTopK(instr, operands);
+    case HloOpcode::kBatchNormTraining:
+      return EvalBatchNormTraining(instr, operands);
+    case HloOpcode::kBatchNormInference:
+      return EvalBatchNormInference(instr, operands);
+    case HloOpcode::kBatchNormGrad:
+      return EvalBatchNormGrad(instr, operands);
+    default:
+      return absl::NotFoundError("not handled");
+  }
 }
 
 }  // namespace xlite::eval

@@ -1,5 +1,6 @@
 #include "xlite/eval/evaluator.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -59,6 +60,22 @@ class Rendezvous {
   bool aborted_ = false;
 };
 
+int64_t ShapeElements(const Shape& s) {
+  if (s.IsTuple()) {
+    int64_t n = 0;
+    for (const Shape& e : s.tuple_shapes()) n += ShapeElements(e);
+    return n;
+  }
+  if (!s.IsArray()) return 0;
+  int64_t n = 1;
+  for (int64_t d : s.dimensions()) {
+    if (d <= 0) return 0;
+    if (n > (int64_t{1} << 40) / d) return int64_t{1} << 40;
+    n *= d;
+  }
+  return n;
+}
+
 class DeviceEvaluator : public EvalContext {
  public:
   DeviceEvaluator(const EvalOptions& options, int64_t replica, int64_t partition,
@@ -117,6 +134,14 @@ class DeviceEvaluator : public EvalContext {
         values[instr] = *arg;
         continue;
       }
+      // Refuse results that cannot fit the budget before allocating them.
+      const int64_t result_elements = ShapeElements(instr->shape());
+      if (result_elements > (int64_t{1} << 31) ||
+          (options_.max_total_elements > 0 &&
+           elements_ + result_elements > options_.max_total_elements)) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "too slow: '", instr->name(), "' produces ", result_elements, " elements"));
+      }
       operand_values.clear();
       for (const HloInstruction* op : instr->operands()) operand_values.push_back(&values.at(op));
       absl::StatusOr<Literal> result = EvaluateInstruction(*instr, operand_values, *this);
@@ -127,6 +152,12 @@ class DeviceEvaluator : public EvalContext {
         return absl::Status(result.status().code(),
                             absl::StrCat("evaluating '", instr->name(), "' in '", comp.name(),
                                          "': ", result.status().message()));
+      }
+      if (options_.max_seconds > 0 && (++steps_ & 1023) == 0 &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >
+              options_.max_seconds) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("too slow: still running after ", options_.max_seconds, " s"));
       }
       if (options_.max_total_elements > 0) {
         elements_ += result->shape().IsArray() ? result->element_count() : 1;
@@ -178,6 +209,8 @@ class DeviceEvaluator : public EvalContext {
   absl::flat_hash_map<const HloInstruction*, int64_t> sequence_;
   uint64_t rng_state_ = 0;
   int64_t elements_ = 0;
+  int64_t steps_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   int depth_ = 0;
 };
 

@@ -25,6 +25,8 @@ struct EvalOptions {
   // Stop a run whose instructions produce more than this many elements in
   // total (0 = unlimited); the error says the module is too slow to interpret.
   int64_t max_total_elements = 0;
+  // Stop after this much wall-clock time (0 = unlimited); same error.
+  double max_seconds = 0;
 };
 
 // A custom-call target: computes the result from the operands.
