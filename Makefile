@@ -21,7 +21,8 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	$(BUILD)/bin/xlite opt examples/mlp.hlo
+	$(BUILD)/bin/xlite opt --print=short examples/mlp.hlo
+	$(BUILD)/bin/xlite run examples/mlp.hlo
 	$(BUILD)/bin/xlite opt --print=short examples/async_copy.hlo
 
 test: build fuzz-build
