@@ -121,6 +121,28 @@ absl::Status CheckShapes(const HloInstruction& instr, absl::Span<const Literal* 
   return absl::OkStatus();
 }
 
+// A run with an element budget (EvalOptions::max_total_elements) may spend
+// this many multiply-adds per budgeted element in one instruction; beyond it
+// the instruction is refused as too slow instead of running for minutes.
+constexpr int64_t kMultiplyAddsPerBudgetElement = 100;
+
+// `multiply_adds` saturates; it is the instruction's inner-loop work.
+absl::Status CheckWork(const HloInstruction& instr, EvalContext& context, int64_t multiply_adds) {
+  const int64_t budget = context.options().max_total_elements;
+  if (budget <= 0 || multiply_adds / kMultiplyAddsPerBudgetElement <= budget) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(
+      absl::StrCat("too slow: '", instr.name(), "' needs ", multiply_adds, " multiply-adds"));
+}
+
+// a * b, saturating at INT64_MAX (both non-negative).
+int64_t SaturatingMultiply(int64_t a, int64_t b) {
+  int64_t product;
+  if (__builtin_mul_overflow(a, b, &product)) return INT64_MAX;
+  return product;
+}
+
 // ---------------------------------------------------------------------------
 // Element access.
 
@@ -329,7 +351,7 @@ Literal DotWith(const HloInstruction& instr, const Literal& lhs, const Literal& 
 }
 
 absl::StatusOr<Literal> EvalDot(const HloInstruction& instr,
-                                absl::Span<const Literal* const> operands) {
+                                absl::Span<const Literal* const> operands, EvalContext& context) {
   if (!instr.attrs().sparsity.empty()) return Unsupported(instr, "sparse dot");
   RETURN_IF_ERROR(CheckShapes(instr, operands));
   static const DotDimensionNumbers kNoDimensions;
@@ -338,6 +360,8 @@ absl::StatusOr<Literal> EvalDot(const HloInstruction& instr,
   const Literal& lhs = *operands[0];
   const Literal& rhs = *operands[1];
   DotPlan plan = PlanDot(lhs.shape(), rhs.shape(), dnums);
+  RETURN_IF_ERROR(CheckWork(instr, context,
+                            SaturatingMultiply(instr.shape().ElementCount(), plan.contracting)));
   switch (ArithmeticFor(instr.shape().element_type(), lhs.shape().element_type(),
                         rhs.shape().element_type())) {
     case Arithmetic::kInteger:
@@ -460,11 +484,17 @@ Literal ConvolutionWith(const HloInstruction& instr, const Literal& lhs, const L
 }
 
 absl::StatusOr<Literal> EvalConvolution(const HloInstruction& instr,
-                                        absl::Span<const Literal* const> operands) {
+                                        absl::Span<const Literal* const> operands,
+                                        EvalContext& context) {
   RETURN_IF_ERROR(CheckShapes(instr, operands));
   const Literal& lhs = *operands[0];
   const Literal& rhs = *operands[1];
   const ConvPlan plan = PlanConvolution(instr, lhs.shape(), rhs.shape());
+  RETURN_IF_ERROR(CheckWork(
+      instr, context,
+      SaturatingMultiply(SaturatingMultiply(instr.shape().ElementCount(),
+                                            static_cast<int64_t>(plan.kernel_offsets.size())),
+                         plan.kernel_input_features)));
   switch (ArithmeticFor(instr.shape().element_type(), lhs.shape().element_type(),
                         rhs.shape().element_type())) {
     case Arithmetic::kInteger:
@@ -541,8 +571,16 @@ void HermitianExtend(ComplexArray& x, int64_t axis, int64_t n) {
 }
 
 absl::StatusOr<Literal> EvalFft(const HloInstruction& instr,
-                                absl::Span<const Literal* const> operands) {
+                                absl::Span<const Literal* const> operands, EvalContext& context) {
   RETURN_IF_ERROR(CheckShapes(instr, operands));
+  int64_t work = 0;  // one DFT of length n per line: n multiply-adds per element
+  for (int64_t n : instr.attrs().fft_length) {
+    work = std::min<int64_t>(
+        INT64_MAX / 2,
+        work + SaturatingMultiply(
+                   std::max(operands[0]->element_count(), instr.shape().ElementCount()), n));
+  }
+  RETURN_IF_ERROR(CheckWork(instr, context, work));
   const std::string& type = instr.attrs().fft_type;
   const std::vector<int64_t>& length = instr.attrs().fft_length;
   const Literal& operand = *operands[0];
@@ -901,11 +939,11 @@ absl::StatusOr<Literal> EvalLinalg(const HloInstruction& instr,
                                    EvalContext& context) {
   switch (instr.opcode()) {
     case HloOpcode::kDot:
-      return EvalDot(instr, operands);
+      return EvalDot(instr, operands, context);
     case HloOpcode::kConvolution:
-      return EvalConvolution(instr, operands);
+      return EvalConvolution(instr, operands, context);
     case HloOpcode::kFft:
-      return EvalFft(instr, operands);
+      return EvalFft(instr, operands, context);
     case HloOpcode::kTriangularSolve:
       return EvalTriangularSolve(instr, operands);
     case HloOpcode::kCholesky:

@@ -189,6 +189,27 @@ TEST(EvalDot, BadShapesAreErrorsNotCrashes) {
   EXPECT_FALSE(s.ok());
 }
 
+TEST(EvalDot, WorkBeyondTheElementBudgetIsTooSlow) {
+  auto module = ParseHloModule(R"(HloModule t
+ENTRY e {
+  a = f32[20,1000] parameter(0)
+  b = f32[1000,20] parameter(1)
+  ROOT d = f32[20,20] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                               "t.hlo");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> args = {F32({20, 1000}, std::vector<double>(20000, 1)),
+                               F32({1000, 20}, std::vector<double>(20000, 1))};
+  EvalOptions options;
+  options.max_total_elements = 500;  // 400 results, but 400,000 multiply-adds > 500 * 100
+  auto r = Evaluate(**module, args, options);
+  EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
+  options.max_total_elements = 1'000'000;
+  auto ok = Evaluate(**module, args, options);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->GetDouble(0), 1000);
+}
+
 // ---------------------------------------------------------------------------
 // Convolution. The 1-D cases convolve [1,2,3,4,5] with the kernel [1,0,-1],
 // so each output is x[i] - x[i+2] over the (padded, dilated) input.
