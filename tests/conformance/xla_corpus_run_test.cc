@@ -153,8 +153,10 @@ TEST(XlaCorpusRun, InterpreterRunsValidModules) {
           options.num_partitions = partitions;
           options.max_total_elements = kElementBudget;
           options.max_seconds = kSecondsBudget;
-          if (replicas * partitions > 64) {
-            result = absl::ResourceExhaustedError("more than 64 devices");
+          // Each device gets its own copy of the arguments: bound the total.
+          if (replicas * partitions > 64 ||
+              ParameterElements(**m) * replicas * partitions > kElementBudget) {
+            result = absl::ResourceExhaustedError("too large: arguments for every device");
             continue;
           }
           std::vector<std::vector<Literal>> per_device(replicas * partitions, *args);

@@ -6,8 +6,10 @@
 //   (complex<double> for complex results) and round once to the declared
 //   result type. Integer products wrap modulo 2^64 and are truncated to the
 //   result width, which equals XLA's wrapping arithmetic in the result type
-//   (never narrower than the operands). operand_precision and dot algorithms
-//   are ignored: the reference is always at least as precise.
+//   (never narrower than the operands). Floating-point operands with an
+//   integer result are summed in double and converted once (saturating, NaN
+//   to 0). operand_precision and dot algorithms are ignored: the reference is
+//   always at least as precise.
 // - fft is a direct O(n^2) DFT per axis in complex<double>; IFFT and IRFFT
 //   scale by 1/n per axis; IRFFT treats its input as the first n/2+1 entries of
 //   a Hermitian spectrum (the imaginary parts of the DC and Nyquist bins do not
@@ -20,6 +22,9 @@
 //   NaN spreads to the rest of that column and to later columns, as in XLA.
 // - batch-norm statistics are computed in double; the variance is the biased
 //   (population) one.
+// - with an element budget (EvalOptions::max_total_elements), dot, convolution
+//   and fft refuse as too slow an instruction needing more than 100
+//   multiply-adds per budgeted element, before doing the work.
 // - topk orders floating-point values by IEEE total order (+NaN above +inf,
 //   -NaN below -inf, -0 below +0); ties keep the lower index first.
 #include <algorithm>
@@ -382,7 +387,11 @@ absl::StatusOr<Literal> EvalDot(const HloInstruction& instr,
 // where x(y, k) = y * stride + k * rhs_dilation - padding_low is a position in
 // the lhs-dilated base (holes and padding contribute nothing). Feature groups
 // split the input features and the output features into groups that convolve
-// pairwise; batch groups do the same with the input batch.
+// pairwise; batch groups do the same with the input batch: output feature o
+// belongs to batch group o / (output features / batch_group_count), which
+// reads input batches [group * batch', (group + 1) * batch') -- the XLA
+// operation semantics and the StableHLO spec (XLA's own evaluator indexes
+// differently when the output batch is larger than 1).
 
 struct ConvPlan {
   const ConvolutionDimensionNumbers* dn;
