@@ -20,9 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Work budget per module, in elements produced (scalar calls count one each),
-// and in time.
-constexpr int64_t kElementBudget = 20'000'000;
+// Work budget per module, in elements produced (scalar calls count one each;
+// tuples and get-tuple-element pass values on and count one), and in time.
+constexpr int64_t kElementBudget = 250'000'000;
 constexpr double kSecondsBudget = 5;
 
 // 1 + the largest device id any collective names (replica groups, pairs).
@@ -198,7 +198,7 @@ TEST(XlaCorpusRun, InterpreterRunsValidModules) {
       unsupported[Reason(result.status().message())]++;
     } else if (absl::IsResourceExhausted(result.status())) {
       ++too_slow;
-      slow_files.push_back(f[0]);
+      slow_files.push_back(f[0] + " (" + Reason(result.status().message()) + ")");
     } else {
       failures.push_back(f[0] + ": " + std::string(result.status().message()));
     }
@@ -219,9 +219,8 @@ TEST(XlaCorpusRun, InterpreterRunsValidModules) {
   for (const std::string& f : failures) std::cout << "FAIL " << f << "\n";
   EXPECT_TRUE(failures.empty()) << failures.size()
                                 << " modules failed without naming an unsupported feature";
-  // Issue 4 asks for 90%; the interpreter is at 86.6% (the rest is too slow
-  // for its per-element reductions and sorts). Guard against regressions.
-  EXPECT_GE(ran * 100, eligible * 85) << "fewer than 85% of the modules without custom calls ran";
+  // Issue 4's bar: 90% of the modules without custom calls run.
+  EXPECT_GE(ran * 100, eligible * 90) << "fewer than 90% of the modules without custom calls ran";
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "xlite/eval/eval_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/support/status.h"
 
@@ -259,24 +260,6 @@ absl::StatusOr<int64_t> CollectiveDimension(const HloInstruction& instr, int64_t
 // ---------------------------------------------------------------------------
 // Element and block copies
 
-Literal ScalarAt(const Literal& array, int64_t index) {
-  Literal scalar(Shape::Scalar(array.shape().element_type()));
-  if (IsComplex(array.shape().element_type())) {
-    scalar.SetComplex(0, array.GetComplex(index));
-  } else {
-    scalar.SetBits(0, array.GetBits(index));
-  }
-  return scalar;
-}
-
-void CopyElement(const Literal& from, int64_t from_index, Literal& to, int64_t to_index) {
-  if (IsComplex(from.shape().element_type())) {
-    to.SetComplex(to_index, from.GetComplex(from_index));
-  } else {
-    to.SetBits(to_index, from.GetBits(from_index));
-  }
-}
-
 // `value` with the declared shape (its top-level layout dropped, as
 // ResultLiteral does); an error if they differ otherwise.
 absl::Status CopyInto(const Literal& value, Literal& out) {
@@ -394,42 +377,6 @@ absl::StatusOr<Literal> Block(const Literal& value, int64_t dim, int64_t index, 
 // ---------------------------------------------------------------------------
 // The collectives
 
-// A reducer that is just `ROOT op(parameter, parameter)` with an elementwise
-// op on scalars of `type`, rebuilt on arrays of `shape`: applying it once to
-// whole arrays gives what applying the original to every element would, far
-// faster. Null if the reducer has any other form.
-std::unique_ptr<HloComputation> WholeArrayReducer(const HloComputation& reducer,
-                                                  const Shape& shape) {
-  const HloInstruction* root = reducer.root_instruction();
-  if (reducer.instruction_count() != 3 || reducer.num_parameters() != 2 || root == nullptr ||
-      root->operand_count() != 2 || !IsElementwiseOpcode(root->opcode()) ||
-      !root->shape().EqualIgnoringLayout(Shape::Scalar(shape.element_type()))) {
-    return nullptr;
-  }
-  for (const HloInstruction* param : root->operands()) {
-    if (param->opcode() != HloOpcode::kParameter ||
-        !param->shape().EqualIgnoringLayout(Shape::Scalar(shape.element_type()))) {
-      return nullptr;
-    }
-  }
-  Shape array = shape;
-  array.clear_layout();
-  auto whole = std::make_unique<HloComputation>(absl::StrCat(reducer.name(), ".whole_array"));
-  for (int64_t i = 0; i < 2; ++i) {
-    auto param =
-        std::make_unique<HloInstruction>(HloOpcode::kParameter, absl::StrCat("p", i), array);
-    param->attrs().parameter_number = i;
-    whole->SetParameter(i, whole->AddInstruction(std::move(param)));
-  }
-  auto op = std::make_unique<HloInstruction>(root->opcode(), root->name(), array);
-  op->attrs() = root->attrs();
-  for (const HloInstruction* param : root->operands()) {
-    op->AppendOperand(whole->parameter_instruction(param->attrs().parameter_number));
-  }
-  whole->set_root_instruction(whole->AddInstruction(std::move(op)));
-  return whole;
-}
-
 absl::Status CheckReducedType(const Literal& reduced, const Shape& expected) {
   if (!reduced.shape().IsArray() || reduced.shape().element_type() != expected.element_type() ||
       reduced.shape().dimensions() != expected.dimensions()) {
@@ -453,7 +400,11 @@ absl::StatusOr<Literal> ReduceElementwise(const HloComputation& reducer,
                        v->shape().ToString(false)));
     }
   }
-  if (std::unique_ptr<HloComputation> whole = WholeArrayReducer(reducer, shape)) {
+  // A reducer made of elementwise ops runs once on whole arrays, far faster
+  // than once per element, with the same result.
+  std::unique_ptr<HloComputation> whole;
+  if (reducer.num_parameters() == 2) whole = LiftToArrays(reducer, shape.dimensions());
+  if (whole) {
     Literal acc = *values[0];
     for (size_t j = 1; j < values.size(); ++j) {
       const Literal* args[] = {&acc, values[j]};

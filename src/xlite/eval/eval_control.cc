@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "xlite/eval/eval_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/support/status.h"
 
@@ -145,50 +146,11 @@ bool IsAnnotationTarget(const std::string& target) {
 absl::StatusOr<Literal> EvalAnnotation(const HloInstruction& instr,
                                        absl::Span<const Literal* const> operands) {
   if (operands.size() != 1 || !operands[0]->shape().EqualIgnoringLayout(instr.shape())) {
-    return Unsupported(instr, absl::StrCat("custom-call target \"", instr.attrs().custom_call_target,
-                                           "\" that changes its operand's shape"));
+    return Unsupported(instr,
+                       absl::StrCat("custom-call target \"", instr.attrs().custom_call_target,
+                                    "\" that changes its operand's shape"));
   }
   return *operands[0];
-}
-
-// Sorts `order` stably by `less`, a user comparator that may fail or be
-// inconsistent: a bottom-up merge sort that stays in bounds whatever it says.
-template <typename Less>
-absl::Status StableMergeSort(std::vector<int64_t>& order, Less less) {
-  std::vector<int64_t> buffer(order.size());
-  const size_t n = order.size();
-  for (size_t width = 1; width < n; width *= 2) {
-    for (size_t begin = 0; begin < n; begin += 2 * width) {
-      const size_t mid = std::min(begin + width, n), end = std::min(begin + 2 * width, n);
-      size_t left = begin, right = mid, out = begin;
-      while (left < mid && right < end) {
-        ASSIGN_OR_RETURN(bool right_first, less(order[right], order[left]));
-        buffer[out++] = right_first ? order[right++] : order[left++];
-      }
-      while (left < mid) buffer[out++] = order[left++];
-      while (right < end) buffer[out++] = order[right++];
-    }
-    order.swap(buffer);
-  }
-  return absl::OkStatus();
-}
-
-Literal ScalarAt(const Literal& array, int64_t index) {
-  Literal scalar(Shape::Scalar(array.shape().element_type()));
-  if (IsComplex(array.shape().element_type())) {
-    scalar.SetComplex(0, array.GetComplex(index));
-  } else {
-    scalar.SetBits(0, array.GetBits(index));
-  }
-  return scalar;
-}
-
-void CopyElement(const Literal& from, int64_t from_index, Literal& to, int64_t to_index) {
-  if (IsComplex(from.shape().element_type())) {
-    to.SetComplex(to_index, from.GetComplex(from_index));
-  } else {
-    to.SetBits(to_index, from.GetBits(from_index));
-  }
 }
 
 // "TopK" (what XLA's TopK custom call does, and how JAX's lax.top_k reaches
@@ -223,7 +185,8 @@ absl::StatusOr<Literal> EvalTopKCustomCall(const HloInstruction& instr,
     }
     auto less = [&](int64_t a, int64_t b) -> absl::StatusOr<bool> {
       const Literal lhs = ScalarAt(input, row * n + a), rhs = ScalarAt(input, row * n + b);
-      Literal lhs_index(Shape::Scalar(PrimitiveType::S32)), rhs_index(Shape::Scalar(PrimitiveType::S32));
+      Literal lhs_index(Shape::Scalar(PrimitiveType::S32)),
+          rhs_index(Shape::Scalar(PrimitiveType::S32));
       lhs_index.SetInt(0, a);
       rhs_index.SetInt(0, b);
       const Literal* args[] = {&lhs, &rhs, &lhs_index, &rhs_index};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "xlite/eval/eval_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/ir/computation.h"
 #include "xlite/ir/instruction.h"
@@ -137,11 +138,6 @@ bool InBounds(const Index& index, const std::vector<int64_t>& dims) {
   return true;
 }
 
-void CopyElement(const Literal& from, int64_t i, Literal& to, int64_t j) {
-  if (IsComplex(TypeOf(from))) return to.SetComplex(j, from.GetComplex(i));
-  to.SetBits(j, from.GetBits(i));
-}
-
 // An integer element used as an index; unsigned values beyond int64 saturate.
 int64_t ReadIndexValue(const Literal& lit, int64_t i) {
   const int64_t v = lit.GetInt(i);
@@ -199,7 +195,8 @@ absl::StatusOr<Literal> EvalReshape(const HloInstruction& instr, Operands operan
     return Invalid(instr, "operand has ", in.element_count(), " elements, result ",
                    out.element_count());
   }
-  for (int64_t i = 0, n = out.element_count(); i < n; ++i) CopyElement(in, i, out, i);
+  // Both are row-major: the elements keep their order.
+  std::memcpy(out.mutable_raw_data(), in.raw_data().data(), in.raw_data().size());
   return out;
 }
 
@@ -615,6 +612,42 @@ absl::Status Combine(const HloInstruction& instr, EvalContext& context,
   return absl::OkStatus();
 }
 
+// Combine() for a whole update window at once, through the combiner lifted
+// to arrays of the window's size.
+absl::Status CombineWindow(const HloInstruction& instr, const HloComputation& lifted,
+                           EvalContext& context, std::vector<Literal>& results,
+                           const std::vector<int64_t>& targets, const ScatterArgs& args,
+                           const std::vector<int64_t>& sources) {
+  const size_t n = results.size();
+  const int64_t size = static_cast<int64_t>(targets.size());
+  if (lifted.num_parameters() != static_cast<int64_t>(2 * n)) {
+    return Invalid(instr, "the combiner must take ", 2 * n, " parameters");
+  }
+  std::vector<Literal> arrays;
+  arrays.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    arrays.emplace_back(Shape::Array(TypeOf(results[i]), {size}));
+    for (int64_t e = 0; e < size; ++e) CopyElement(results[i], targets[e], arrays.back(), e);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    arrays.emplace_back(Shape::Array(TypeOf(*args.updates[i]), {size}));
+    for (int64_t e = 0; e < size; ++e) CopyElement(*args.updates[i], sources[e], arrays.back(), e);
+  }
+  std::vector<const Literal*> pointers;
+  for (const Literal& a : arrays) pointers.push_back(&a);
+  ASSIGN_OR_RETURN(Literal combined, context.Call(lifted, pointers));
+  for (size_t i = 0; i < n; ++i) {
+    const bool is_tuple = combined.shape().IsTuple() && combined.tuple_elements().size() == n;
+    const Literal* value = n == 1 ? &combined : is_tuple ? &combined.tuple_elements()[i] : nullptr;
+    if (value == nullptr || !value->shape().IsArray() || value->element_count() != size ||
+        TypeOf(*value) != TypeOf(results[i])) {
+      return Invalid(instr, "the combiner must return ", n, " scalar(s) of the inputs' types");
+    }
+    for (int64_t e = 0; e < size; ++e) CopyElement(*value, e, results[i], targets[e]);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Literal> EvalScatter(const HloInstruction& instr, Operands operands,
                                     EvalContext& context) {
   ASSIGN_OR_RETURN(ScatterArgs args, SplitScatterOperands(instr, operands));
@@ -660,6 +693,11 @@ absl::StatusOr<Literal> EvalScatter(const HloInstruction& instr, Operands operan
   }
   std::vector<Literal> results;
   for (const Literal* in : args.inputs) results.push_back(*in);
+  std::unique_ptr<HloComputation> lifted;
+  const int64_t window_elements = Product(window_shape);
+  if (window_elements > 1)
+    lifted = LiftToArrays(*instr.called_computations()[0], {window_elements});
+  std::vector<int64_t> targets, sources;
   const std::vector<int64_t> in_strides = Strides(input.shape());
   const std::vector<int64_t> update_strides = Strides(updates.shape());
   const std::vector<int64_t> index_strides = Strides(indices.shape());
@@ -677,23 +715,29 @@ absl::StatusOr<Literal> EvalScatter(const HloInstruction& instr, Operands operan
         for (int64_t d = 0; d < rank; ++d) {  // a window not wholly inside is skipped
           if (start[d] < 0 || start[d] > DimsOf(input)[d] - window_size[d]) return absl::OkStatus();
         }
-        return ForEachIndexWithStatus(window_shape, [&](const Index& window, int64_t) {
+        targets.clear();
+        sources.clear();
+        RETURN_IF_ERROR(ForEachIndexWithStatus(window_shape, [&](const Index& window, int64_t) {
           Index update_index(RankOf(updates), 0), to = start;
           for (size_t k = 0; k < scatter_dims.size(); ++k) update_index[scatter_dims[k]] = batch[k];
           for (size_t k = 0; k < window.size(); ++k) {
             update_index[dn.update_window_dims[k]] = window[k];
             to[window_operand_dims[k]] += window[k];
           }
-          return Combine(instr, context, results, Linearize(to, in_strides), args,
-                         Linearize(update_index, update_strides));
-        });
+          targets.push_back(Linearize(to, in_strides));
+          sources.push_back(Linearize(update_index, update_strides));
+          return absl::OkStatus();
+        }));
+        // The elements of one window are distinct, so the combiner may run on
+        // the whole window at once.
+        if (lifted) return CombineWindow(instr, *lifted, context, results, targets, args, sources);
+        for (size_t e = 0; e < targets.size(); ++e) {
+          RETURN_IF_ERROR(Combine(instr, context, results, targets[e], args, sources[e]));
+        }
+        return absl::OkStatus();
       }));
   if (results.size() == 1) return std::move(results[0]);
-  std::vector<Shape> shapes;
-  for (const Literal& r : results) shapes.push_back(r.shape());
-  Literal tuple(Shape::Tuple(shapes));
-  for (size_t i = 0; i < results.size(); ++i) tuple.tuple_elements()[i] = std::move(results[i]);
-  return tuple;
+  return Literal::Tuple(std::move(results));
 }
 
 // ---------------------------------------------------------------- bitcasts
@@ -820,11 +864,7 @@ absl::StatusOr<Literal> EvalBitcastConvert(const HloInstruction& instr, Operands
 // ------------------------------------------------------ tuples and friends
 
 absl::StatusOr<Literal> MakeTuple(std::vector<Literal> elements) {
-  std::vector<Shape> shapes;
-  for (const Literal& e : elements) shapes.push_back(e.shape());
-  Literal tuple(Shape::Tuple(shapes));
-  for (size_t i = 0; i < elements.size(); ++i) tuple.tuple_elements()[i] = std::move(elements[i]);
-  return tuple;
+  return Literal::Tuple(std::move(elements));
 }
 
 absl::StatusOr<Literal> EvalTuple(Operands operands) {

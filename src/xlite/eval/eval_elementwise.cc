@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "xlite/eval/eval_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/ir/float_format.h"
 #include "xlite/ir/instruction.h"
@@ -661,11 +662,6 @@ absl::StatusOr<Literal> EvalCompare(const HloInstruction& instr, Operands operan
 
 // ------------------------------------------------------ select, clamp, copy
 
-void CopyElement(const Literal& from, int64_t i, Literal& to, int64_t j) {
-  if (IsComplex(TypeOf(from))) return to.SetComplex(j, from.GetComplex(i));
-  to.SetBits(j, from.GetBits(i));
-}
-
 absl::StatusOr<Literal> EvalSelect(const HloInstruction& instr, Operands operands) {
   if (operands.size() != 3) return InvalidArgument("select '", instr.name(), "' takes 3 operands");
   const Literal& pred = *operands[0];
@@ -764,7 +760,7 @@ double IntegerToFloat(const IntegerValue& v, PrimitiveType to) {
   return static_cast<double>(v.To<float>());
 }
 
-void ConvertElement(const Literal& in, int64_t i, Literal& out, int64_t j) {
+void ConvertValue(const Literal& in, int64_t i, Literal& out, int64_t j) {
   const PrimitiveType from = TypeOf(in), to = TypeOf(out);
   const PrimitiveKind from_kind = GetPrimitiveKind(from), to_kind = GetPrimitiveKind(to);
   const bool from_integer = from_kind == PrimitiveKind::kPred || IsInteger(from);
@@ -794,7 +790,7 @@ absl::StatusOr<Literal> EvalConvert(const HloInstruction& instr, Operands operan
   ASSIGN_OR_RETURN(Literal out, ArrayResult(instr));
   ASSIGN_OR_RETURN(Input x, ArrayInput(instr, operands, 0, instr.shape()));
   if (!IsArrayType(TypeOf(*x.literal))) return UnsupportedType(instr, TypeOf(*x.literal));
-  for (int64_t i = 0, n = out.element_count(); i < n; ++i) ConvertElement(*x.literal, i, out, i);
+  for (int64_t i = 0, n = out.element_count(); i < n; ++i) ConvertValue(*x.literal, i, out, i);
   return out;
 }
 
@@ -1000,6 +996,10 @@ absl::StatusOr<Literal> Dispatch(const HloInstruction& instr, Operands operands)
 }
 
 }  // namespace
+
+void ConvertElement(const Literal& in, int64_t i, Literal& out, int64_t j) {
+  ConvertValue(in, i, out, j);
+}
 
 absl::StatusOr<Literal> EvalElementwise(const HloInstruction& instr, Operands operands,
                                         EvalContext& /*context*/) {

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <numbers>
 #include <numeric>
 #include <optional>
@@ -39,6 +40,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "xlite/eval/eval_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/ir/float_format.h"
 #include "xlite/support/status.h"
@@ -229,44 +231,6 @@ Arithmetic ArithmeticFor(PrimitiveType result, PrimitiveType lhs, PrimitiveType 
   return Arithmetic::kReal;
 }
 
-// Steps through the multi-indices of `sizes` in row-major order.
-class MultiIndex {
- public:
-  explicit MultiIndex(std::vector<int64_t> sizes)
-      : sizes_(std::move(sizes)), index_(sizes_.size(), 0) {}
-  int64_t operator[](size_t d) const { return index_[d]; }
-  void Next() {
-    for (int64_t d = static_cast<int64_t>(sizes_.size()) - 1; d >= 0; --d) {
-      if (++index_[d] < sizes_[d]) return;
-      index_[d] = 0;
-    }
-  }
-
- private:
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> index_;
-};
-
-int64_t Product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
-
-// Linear offsets, with `strides`, of every multi-index of `sizes` in row-major order.
-std::vector<int64_t> OffsetTable(const std::vector<int64_t>& sizes,
-                                 const std::vector<int64_t>& strides) {
-  std::vector<int64_t> offsets;
-  offsets.reserve(Product(sizes));
-  MultiIndex index(sizes);
-  for (int64_t n = Product(sizes); n > 0; --n, index.Next()) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < sizes.size(); ++d) offset += index[d] * strides[d];
-    offsets.push_back(offset);
-  }
-  return offsets;
-}
-
 std::vector<int64_t> Pick(const std::vector<int64_t>& values, const std::vector<int64_t>& at) {
   std::vector<int64_t> picked;
   for (int64_t i : at) picked.push_back(values[i]);
@@ -334,12 +298,12 @@ std::vector<T> PermutedValues(const Literal& lit, const std::vector<int64_t>& or
 }
 
 template <typename T>
-Literal DotWith(const HloInstruction& instr, const Literal& lhs, const Literal& rhs,
+Literal DotWith(const Shape& result_shape, const Literal& lhs, const Literal& rhs,
                 const DotPlan& plan) {
   const std::vector<T> a = PermutedValues<T>(lhs, plan.lhs_order);
   const std::vector<T> b = PermutedValues<T>(rhs, plan.rhs_order);
   const int64_t k_size = plan.contracting;
-  Literal result = ResultLiteral(instr);
+  Literal result(Shape::Array(result_shape.element_type(), result_shape.dimensions()));
   int64_t out = 0;
   for (int64_t batch = 0; batch < plan.batch; ++batch) {
     for (int64_t i = 0; i < plan.lhs_free; ++i) {
@@ -370,13 +334,301 @@ absl::StatusOr<Literal> EvalDot(const HloInstruction& instr,
   switch (ArithmeticFor(instr.shape().element_type(), lhs.shape().element_type(),
                         rhs.shape().element_type())) {
     case Arithmetic::kInteger:
-      return DotWith<uint64_t>(instr, lhs, rhs, plan);
+      return DotWith<uint64_t>(instr.shape(), lhs, rhs, plan);
     case Arithmetic::kReal:
-      return DotWith<double>(instr, lhs, rhs, plan);
+      return DotWith<double>(instr.shape(), lhs, rhs, plan);
     case Arithmetic::kComplex:
-      return DotWith<Complex>(instr, lhs, rhs, plan);
+      return DotWith<Complex>(instr.shape(), lhs, rhs, plan);
   }
   return Unsupported(instr, "element types");
+}
+
+// ---------------------------------------------------------------------------
+// Scaled dot: dot(lhs * expand(lhs_scale), rhs * expand(rhs_scale)), where a
+// scale dimension of size s over an operand dimension of size n covers blocks
+// of n / s consecutive elements (a scalar scale covers everything).
+
+absl::StatusOr<Literal> ApplyBlockScale(const HloInstruction& instr, const Literal& value,
+                                        const Literal& scale, absl::string_view side) {
+  const Shape& shape = value.shape();
+  const Shape& scale_shape = scale.shape();
+  const bool uniform = scale_shape.rank() == 0;
+  if (!uniform && scale_shape.rank() != shape.rank()) {
+    return InvalidArgument(Where(instr), side, " scale ", scale_shape.ToString(false),
+                           " must be a scalar or have the rank of ", shape.ToString(false));
+  }
+  std::vector<int64_t> block(shape.rank(), 1);
+  for (int64_t d = 0; !uniform && d < shape.rank(); ++d) {
+    const int64_t n = shape.dimensions(d), s = scale_shape.dimensions(d);
+    if (s <= 0 ? n != 0 : n % s != 0) {
+      return InvalidArgument(Where(instr), side, " dimension ", d, " of size ", n,
+                             " does not split into ", s, " scale blocks");
+    }
+    block[d] = s == 0 ? 1 : n / s;
+  }
+  // Products of the narrow operand and scale types are exact in f64.
+  Literal scaled(Shape::Array(PrimitiveType::F64, shape.dimensions()));
+  const std::vector<int64_t> scale_strides = Strides(scale_shape);
+  MultiIndex index(shape.dimensions());
+  for (int64_t i = 0; i < value.element_count(); ++i, index.Next()) {
+    int64_t at = 0;
+    for (int64_t d = 0; !uniform && d < shape.rank(); ++d) {
+      at += index[d] / block[d] * scale_strides[d];
+    }
+    scaled.SetDouble(i, value.GetDouble(i) * scale.GetDouble(at));
+  }
+  return scaled;
+}
+
+absl::StatusOr<Literal> EvalScaledDot(const HloInstruction& instr,
+                                      absl::Span<const Literal* const> operands,
+                                      EvalContext& context) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  if (operands.size() != 4) {
+    return InvalidArgument(Where(instr), "takes lhs, rhs, lhs_scale and rhs_scale");
+  }
+  const PrimitiveType result_type = instr.shape().element_type();
+  for (const Literal* op : operands) {
+    if (!IsFloatingPoint(op->shape().element_type()) || !IsFloatingPoint(result_type)) {
+      return Unsupported(instr, "non-floating-point operands or result");
+    }
+  }
+  static const DotDimensionNumbers kNoDimensions;
+  const DotDimensionNumbers& dnums =
+      instr.attrs().dot_dimension_numbers ? *instr.attrs().dot_dimension_numbers : kNoDimensions;
+  ASSIGN_OR_RETURN(Literal lhs, ApplyBlockScale(instr, *operands[0], *operands[2], "lhs"));
+  ASSIGN_OR_RETURN(Literal rhs, ApplyBlockScale(instr, *operands[1], *operands[3], "rhs"));
+  DotPlan plan = PlanDot(lhs.shape(), rhs.shape(), dnums);
+  RETURN_IF_ERROR(CheckWork(instr, context,
+                            SaturatingMultiply(instr.shape().ElementCount(), plan.contracting)));
+  return DotWith<double>(instr.shape(), lhs, rhs, plan);
+}
+
+// ---------------------------------------------------------------------------
+// Ragged dot (jax.lax.ragged_dot_general). The lhs ragged dimension is split
+// into consecutive groups of group_sizes[..., j] elements, one set of sizes
+// per index of the context dimensions (lhs batch dimensions, then the lhs
+// dimensions of the ragged one's kind that precede it; a [g] group_sizes is
+// broadcast). Three modes, by the ragged dimension's kind:
+//   non-contracting: row r of group j is multiplied by rhs[j] (the rhs group
+//     dimension); rows in no group are zero;
+//   contracting: out[j] is the dot over the contracting positions of group j;
+//   batch: a plain dot whose batches in no group are zero.
+
+class RaggedGroups {
+ public:
+  static absl::StatusOr<RaggedGroups> Make(const HloInstruction& instr, const Shape& lhs,
+                                           const DotDimensionNumbers& dn, int64_t ragged,
+                                           const Literal& group_sizes) {
+    RaggedGroups groups;
+    groups.ragged_ = ragged;
+    auto is = [](const std::vector<int64_t>& v, int64_t d) {
+      return std::find(v.begin(), v.end(), d) != v.end();
+    };
+    const bool batch = is(dn.lhs_batch_dimensions, ragged);
+    const bool contracting = is(dn.lhs_contracting_dimensions, ragged);
+    if (!batch) groups.context_ = dn.lhs_batch_dimensions;
+    for (int64_t d = 0; d < ragged; ++d) {
+      const bool same_kind =
+          batch         ? is(dn.lhs_batch_dimensions, d)
+          : contracting ? is(dn.lhs_contracting_dimensions, d)
+                        : !is(dn.lhs_batch_dimensions, d) && !is(dn.lhs_contracting_dimensions, d);
+      if (same_kind) groups.context_.push_back(d);
+    }
+    const Shape& gs = group_sizes.shape();
+    if (gs.rank() < 1) return InvalidArgument(Where(instr), "group_sizes must have rank >= 1");
+    groups.count_ = gs.dimensions(gs.rank() - 1);
+    if (gs.rank() == 1) {
+      groups.context_.clear();
+    } else {
+      bool fits = gs.rank() == static_cast<int64_t>(groups.context_.size()) + 1;
+      for (size_t i = 0; fits && i < groups.context_.size(); ++i) {
+        fits = gs.dimensions(i) == lhs.dimensions(groups.context_[i]);
+      }
+      if (!fits) {
+        return InvalidArgument(Where(instr), "group_sizes ", gs.ToString(false),
+                               " does not match the lhs context dimensions and the group count");
+      }
+    }
+    // Group j of each context row covers [ends[j-1], ends[j]).
+    const int64_t rows = group_sizes.element_count() / std::max<int64_t>(groups.count_, 1);
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t end = 0;
+      for (int64_t j = 0; j < groups.count_; ++j) {
+        const int64_t size = group_sizes.GetInt(row * groups.count_ + j);
+        if (size < 0) return InvalidArgument(Where(instr), "negative group size ", size);
+        end = std::min<int64_t>(end + size, lhs.dimensions(ragged));
+        groups.ends_.push_back(end);
+      }
+    }
+    for (int64_t d : groups.context_) groups.context_sizes_.push_back(lhs.dimensions(d));
+    return groups;
+  }
+
+  int64_t count() const { return count_; }
+
+  // The group of the lhs element at `index` (only the context and ragged
+  // coordinates are read), or -1.
+  int64_t GroupOf(const std::vector<int64_t>& index) const {
+    int64_t row = 0;
+    for (size_t i = 0; i < context_.size(); ++i) row = row * context_sizes_[i] + index[context_[i]];
+    const int64_t r = index[ragged_];
+    for (int64_t j = 0; j < count_; ++j) {
+      if (r < ends_[row * count_ + j]) return j;
+    }
+    return -1;
+  }
+
+ private:
+  int64_t ragged_ = 0;
+  int64_t count_ = 0;
+  std::vector<int64_t> context_, context_sizes_, ends_;
+};
+
+// The lhs index (batch and free coordinates) of an element of a dot's result.
+std::vector<int64_t> LhsIndexOfResult(const MultiIndex& out, int64_t lhs_rank,
+                                      const DotDimensionNumbers& dn, int64_t offset) {
+  std::vector<int64_t> index(lhs_rank, 0);
+  size_t k = offset;
+  for (int64_t d : dn.lhs_batch_dimensions) index[d] = out[k++];
+  for (int64_t d = 0; d < lhs_rank; ++d) {
+    if (std::find(dn.lhs_batch_dimensions.begin(), dn.lhs_batch_dimensions.end(), d) ==
+            dn.lhs_batch_dimensions.end() &&
+        std::find(dn.lhs_contracting_dimensions.begin(), dn.lhs_contracting_dimensions.end(), d) ==
+            dn.lhs_contracting_dimensions.end()) {
+      index[d] = out[k++];
+    }
+  }
+  return index;
+}
+
+// `value` with the elements `keep` rejects set to zero.
+Literal Masked(const Literal& value, const std::function<bool(const std::vector<int64_t>&)>& keep) {
+  Literal out(value.shape());
+  MultiIndex index(value.shape().dimensions());
+  std::vector<int64_t> at(value.shape().rank());
+  for (int64_t i = 0; i < value.element_count(); ++i, index.Next()) {
+    for (size_t d = 0; d < at.size(); ++d) at[d] = index[d];
+    if (keep(at)) CopyElement(value, i, out, i);
+  }
+  return out;
+}
+
+// rhs[j] along dimension `dim` (which is removed).
+Literal SliceOut(const Literal& rhs, int64_t dim, int64_t j) {
+  std::vector<int64_t> dims = rhs.shape().dimensions();
+  dims.erase(dims.begin() + dim);
+  Literal out(Shape::Array(rhs.shape().element_type(), dims));
+  const std::vector<int64_t> strides = Strides(rhs.shape());
+  MultiIndex index(dims);
+  for (int64_t i = 0; i < out.element_count(); ++i, index.Next()) {
+    int64_t at = j * strides[dim];
+    for (int64_t d = 0, k = 0; d < rhs.shape().rank(); ++d) {
+      if (d != dim) at += index[k++] * strides[d];
+    }
+    CopyElement(rhs, at, out, i);
+  }
+  return out;
+}
+
+absl::StatusOr<Literal> EvalRaggedDot(const HloInstruction& instr,
+                                      absl::Span<const Literal* const> operands,
+                                      EvalContext& context) {
+  RETURN_IF_ERROR(CheckShapes(instr, operands));
+  if (operands.size() != 3 || !instr.attrs().ragged_dot_dimension_numbers ||
+      instr.attrs().ragged_dot_dimension_numbers->lhs_ragged_dimensions.size() != 1) {
+    return InvalidArgument(Where(instr),
+                           "takes lhs, rhs and group_sizes and one lhs ragged dimension");
+  }
+  static const DotDimensionNumbers kNoDimensions;
+  const DotDimensionNumbers& dn =
+      instr.attrs().dot_dimension_numbers ? *instr.attrs().dot_dimension_numbers : kNoDimensions;
+  const RaggedDotDimensionNumbers& rn = *instr.attrs().ragged_dot_dimension_numbers;
+  const Literal& lhs = *operands[0];
+  const Literal& rhs = *operands[1];
+  const int64_t ragged = rn.lhs_ragged_dimensions[0];
+  if (ragged < 0 || ragged >= lhs.shape().rank()) {
+    return InvalidArgument(Where(instr), "lhs ragged dimension ", ragged, " is out of range");
+  }
+  ASSIGN_OR_RETURN(RaggedGroups groups,
+                   RaggedGroups::Make(instr, lhs.shape(), dn, ragged, *operands[2]));
+  const Shape& shape = instr.shape();
+  const PrimitiveType type = shape.element_type();
+  const Arithmetic arithmetic =
+      ArithmeticFor(type, lhs.shape().element_type(), rhs.shape().element_type());
+  auto dot = [&](const Shape& result_shape, const Literal& a, const Literal& b,
+                 const DotDimensionNumbers& d) -> absl::StatusOr<Literal> {
+    const DotPlan plan = PlanDot(a.shape(), b.shape(), d);
+    RETURN_IF_ERROR(CheckWork(instr, context,
+                              SaturatingMultiply(result_shape.ElementCount(), plan.contracting)));
+    switch (arithmetic) {
+      case Arithmetic::kInteger:
+        return DotWith<uint64_t>(result_shape, a, b, plan);
+      case Arithmetic::kReal:
+        return DotWith<double>(result_shape, a, b, plan);
+      case Arithmetic::kComplex:
+        return DotWith<Complex>(result_shape, a, b, plan);
+    }
+    return Unsupported(instr, "element types");
+  };
+  auto contains = [](const std::vector<int64_t>& v, int64_t d) {
+    return std::find(v.begin(), v.end(), d) != v.end();
+  };
+  Literal result = ResultLiteral(instr);
+  if (contains(dn.lhs_contracting_dimensions, ragged)) {
+    // out[j] = the dot over group j's contracting positions; both operands are
+    // masked so that excluded products are 0 * 0.
+    std::vector<int64_t> dims = shape.dimensions();
+    if (dims.empty() || dims[0] != groups.count()) {
+      return InvalidArgument(Where(instr), "the result must lead with the group count");
+    }
+    dims.erase(dims.begin());
+    const Shape per_group = Shape::Array(type, dims);
+    const int64_t block = per_group.ElementCount();
+    for (int64_t j = 0; j < groups.count(); ++j) {
+      Literal a =
+          Masked(lhs, [&](const std::vector<int64_t>& i) { return groups.GroupOf(i) == j; });
+      Literal b = Masked(rhs, [&](const std::vector<int64_t>& i) {
+        // The lhs coordinates this rhs element meets: its batch and contracting ones.
+        std::vector<int64_t> l(lhs.shape().rank(), 0);
+        for (size_t k = 0; k < dn.lhs_batch_dimensions.size(); ++k) {
+          l[dn.lhs_batch_dimensions[k]] = i[dn.rhs_batch_dimensions[k]];
+        }
+        for (size_t k = 0; k < dn.lhs_contracting_dimensions.size(); ++k) {
+          l[dn.lhs_contracting_dimensions[k]] = i[dn.rhs_contracting_dimensions[k]];
+        }
+        return groups.GroupOf(l) == j;
+      });
+      ASSIGN_OR_RETURN(Literal d, dot(per_group, a, b, dn));
+      for (int64_t e = 0; e < block; ++e) CopyElement(d, e, result, j * block + e);
+    }
+    return result;
+  }
+  const bool by_batch = contains(dn.lhs_batch_dimensions, ragged);
+  if (!by_batch && rn.rhs_group_dimensions.size() != 1) {
+    return InvalidArgument(Where(instr),
+                           "a non-contracting ragged dimension needs one rhs group dimension");
+  }
+  const int64_t group_dim = by_batch ? -1 : rn.rhs_group_dimensions[0];
+  if (!by_batch && (group_dim < 0 || group_dim >= rhs.shape().rank() ||
+                    rhs.shape().dimensions(group_dim) != groups.count())) {
+    return InvalidArgument(Where(instr), "rhs group dimension does not hold ", groups.count(),
+                           " groups");
+  }
+  DotDimensionNumbers sliced = dn;  // rhs dimensions once the group dimension is gone
+  for (auto* dims : {&sliced.rhs_batch_dimensions, &sliced.rhs_contracting_dimensions}) {
+    for (int64_t& d : *dims) d -= (!by_batch && d > group_dim) ? 1 : 0;
+  }
+  for (int64_t j = 0; j < (by_batch ? 1 : groups.count()); ++j) {
+    ASSIGN_OR_RETURN(Literal d, by_batch ? dot(shape, lhs, rhs, dn)
+                                         : dot(shape, lhs, SliceOut(rhs, group_dim, j), sliced));
+    MultiIndex out(shape.dimensions());
+    for (int64_t e = 0; e < result.element_count(); ++e, out.Next()) {
+      const int64_t g = groups.GroupOf(LhsIndexOfResult(out, lhs.shape().rank(), dn, 0));
+      if (by_batch ? g >= 0 : g == j) CopyElement(d, e, result, e);
+    }
+  }
+  return result;
 }
 
 // ---------------------------------------------------------------------------
@@ -949,6 +1201,10 @@ absl::StatusOr<Literal> EvalLinalg(const HloInstruction& instr,
   switch (instr.opcode()) {
     case HloOpcode::kDot:
       return EvalDot(instr, operands, context);
+    case HloOpcode::kRaggedDot:
+      return EvalRaggedDot(instr, operands, context);
+    case HloOpcode::kScaledDot:
+      return EvalScaledDot(instr, operands, context);
     case HloOpcode::kConvolution:
       return EvalConvolution(instr, operands, context);
     case HloOpcode::kFft:

@@ -210,6 +210,78 @@ ENTRY e {
   EXPECT_EQ(ok->GetDouble(0), 1000);
 }
 
+Literal S64(std::vector<int64_t> dims, const std::vector<double>& values) {
+  return Array(PrimitiveType::S64, std::move(dims), values);
+}
+
+TEST(EvalRaggedDot, NonContractingRowsUseTheirGroupsMatrix) {
+  // Rows 0 | 1,2 | 3 (in no group, so zero).
+  auto r = EvalHlo(
+      "l = f32[4,1] parameter(0)\n r = f32[2,1,1] parameter(1)\n g = s64[2] parameter(2)\n"
+      " ROOT d = f32[4,1] ragged-dot(l, r, g), lhs_contracting_dims={1}, "
+      "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}",
+      {F32({4, 1}, {1, 2, 3, 4}), F32({2, 1, 1}, {10, 100}), S64({2}, {1, 2})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Doubles(*r), (std::vector<double>{10, 200, 300, 0}));
+}
+
+TEST(EvalRaggedDot, ContractingGroupsGiveOneProductEach) {
+  // k = 0,1 | 2; k = 3 is in no group, so its infinity never meets a zero.
+  const double inf = std::numeric_limits<double>::infinity();
+  auto r = EvalHlo(
+      "l = f32[1,4] parameter(0)\n r = f32[4,1] parameter(1)\n g = s64[2] parameter(2)\n"
+      " ROOT d = f32[2,1,1] ragged-dot(l, r, g), lhs_contracting_dims={1}, "
+      "rhs_contracting_dims={0}, lhs_ragged_dims={1}",
+      {F32({1, 4}, {1, 2, 3, 4}), F32({4, 1}, {1, 1, 1, inf}), S64({2}, {2, 1})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Doubles(*r), (std::vector<double>{3, 3}));
+}
+
+TEST(EvalRaggedDot, BatchOutsideEveryGroupIsZero) {
+  auto r = EvalHlo(
+      "l = f32[2,1,1] parameter(0)\n r = f32[2,1,1] parameter(1)\n g = s64[1] parameter(2)\n"
+      " ROOT d = f32[2,1,1] ragged-dot(l, r, g), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+      "lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}",
+      {F32({2, 1, 1}, {1, 2}), F32({2, 1, 1}, {3, 4}), S64({1}, {1})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Doubles(*r), (std::vector<double>{3, 0}));
+}
+
+TEST(EvalRaggedDot, NegativeGroupSizeIsAnError) {
+  auto r = EvalHlo(
+      "l = f32[4,1] parameter(0)\n r = f32[2,1,1] parameter(1)\n g = s64[2] parameter(2)\n"
+      " ROOT d = f32[4,1] ragged-dot(l, r, g), lhs_contracting_dims={1}, "
+      "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}",
+      {F32({4, 1}, {1, 2, 3, 4}), F32({2, 1, 1}, {10, 100}), S64({2}, {-1, 2})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("negative group size"), std::string::npos);
+}
+
+TEST(EvalScaledDot, BlockScalesMultiplyBeforeTheProduct) {
+  // lhs [2,4] with scale [2,2]: blocks of 2 along k; rhs [4,1] with a scalar scale.
+  auto r = EvalHlo(
+      "l = f32[2,4] parameter(0)\n r = f32[4,1] parameter(1)\n"
+      " ls = f32[2,2] parameter(2)\n rs = f32[] parameter(3)\n"
+      " ROOT d = f32[2,1] scaled-dot(l, r, ls, rs), lhs_contracting_dims={1}, "
+      "rhs_contracting_dims={0}",
+      {F32({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({4, 1}, {1, 1, 1, 1}), F32({2, 2}, {1, 10, 2, 0}),
+       F32({}, {0.5})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Row 0: (1+2)*1 + (3+4)*10 = 73; row 1: (5+6)*2 + 0 = 22; times 0.5.
+  EXPECT_EQ(Doubles(*r), (std::vector<double>{36.5, 11}));
+}
+
+TEST(EvalScaledDot, ScaleBlocksMustDivideTheOperand) {
+  auto r = EvalHlo(
+      "l = f32[2,3] parameter(0)\n r = f32[3,1] parameter(1)\n"
+      " ls = f32[2,2] parameter(2)\n rs = f32[] parameter(3)\n"
+      " ROOT d = f32[2,1] scaled-dot(l, r, ls, rs), lhs_contracting_dims={1}, "
+      "rhs_contracting_dims={0}",
+      {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({3, 1}, {1, 1, 1}), F32({2, 2}, {1, 1, 1, 1}),
+       F32({}, {1})});
+  EXPECT_FALSE(r.ok());
+}
+
 // ---------------------------------------------------------------------------
 // Convolution. The 1-D cases convolve [1,2,3,4,5] with the kernel [1,0,-1],
 // so each output is x[i] - x[i+2] over the (padded, dilated) input.

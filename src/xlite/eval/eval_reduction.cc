@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "xlite/eval/eval_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/ir/computation.h"
 #include "xlite/support/status.h"
@@ -60,10 +61,6 @@ bool HasUnboundedDimension(const Shape& s) {
     if (d < 0) return true;
   }
   return false;
-}
-
-std::string Where(const HloInstruction& instr) {
-  return absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ");
 }
 
 // Result arrays beyond this many elements are refused rather than allocated
@@ -128,68 +125,6 @@ absl::Status CheckShapes(const HloInstruction& instr, absl::Span<const Literal* 
 
 // ---------------------------------------------------------------------------
 // Elements.
-
-// v converted to integer type `t` as XLA's convert does: NaN gives 0,
-// out-of-range values saturate.
-int64_t SaturatingIntegerFromDouble(double v, PrimitiveType t) {
-  if (t == PrimitiveType::PRED) return v != 0;
-  if (std::isnan(v)) return 0;
-  const int width = PrimitiveBitWidth(t);
-  if (IsSignedInt(t)) {
-    const double bound = std::ldexp(1.0, width - 1);
-    if (v <= -bound) return width == 64 ? INT64_MIN : -(int64_t{1} << (width - 1));
-    if (v >= bound) return width == 64 ? INT64_MAX : (int64_t{1} << (width - 1)) - 1;
-    return static_cast<int64_t>(v);
-  }
-  if (v <= 0) return 0;
-  if (v >= std::ldexp(1.0, width)) {
-    return static_cast<int64_t>(width == 64 ? UINT64_MAX : (uint64_t{1} << width) - 1);
-  }
-  return static_cast<int64_t>(static_cast<uint64_t>(v));
-}
-
-// dst[di] = src[si], converted to dst's element type (XLA's convert semantics).
-void ConvertElement(const Literal& src, int64_t si, Literal& dst, int64_t di) {
-  const PrimitiveType from = src.shape().element_type();
-  const PrimitiveType to = dst.shape().element_type();
-  if (IsComplex(to)) {
-    dst.SetComplex(di, src.GetComplex(si));
-  } else if (from == to) {
-    dst.SetBits(di, src.GetBits(si));
-  } else if (IsFloatingPoint(to)) {
-    dst.SetDouble(di, src.GetDouble(si));
-  } else if (IsFloatingPoint(from) || IsComplex(from)) {
-    dst.SetInt(di, SaturatingIntegerFromDouble(src.GetDouble(si), to));
-  } else if (to == PrimitiveType::PRED) {
-    dst.SetInt(di, src.GetInt(si) != 0);
-  } else {
-    dst.SetInt(di, src.GetInt(si));
-  }
-}
-
-// Steps through the multi-indices of `sizes` in row-major order.
-class MultiIndex {
- public:
-  explicit MultiIndex(std::vector<int64_t> sizes)
-      : sizes_(std::move(sizes)), index_(sizes_.size(), 0) {}
-  int64_t operator[](size_t d) const { return index_[d]; }
-  void Next() {
-    for (int64_t d = static_cast<int64_t>(sizes_.size()) - 1; d >= 0; --d) {
-      if (++index_[d] < sizes_[d]) return;
-      index_[d] = 0;
-    }
-  }
-
- private:
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> index_;
-};
-
-int64_t Product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
 
 // Output i of a variadic op: the i-th tuple element, or the result itself.
 Literal& OutputArray(Literal& result, int64_t i) {
@@ -268,6 +203,69 @@ class ScalarFunction {
 };
 
 // ---------------------------------------------------------------------------
+// Accumulation on whole arrays: acc = f(acc, x_c) for every step c, for all
+// outputs at once, when f lifts to arrays (see LiftToArrays). Each output
+// still sees its inputs in the same order as the per-element loop, so the
+// results are identical; the computation runs `steps` times instead of
+// `steps * outputs` times.
+
+// Where output o takes its step-c input in the operands, or -1 for the init value.
+using StepIndex = std::function<int64_t(int64_t o, int64_t c)>;
+
+// Returns false (and leaves `result` alone) when called computation 0 does not lift.
+absl::StatusOr<bool> AccumulateOnArrays(const HloInstruction& instr,
+                                        absl::Span<const Literal* const> operands, int64_t outputs,
+                                        int64_t steps, const StepIndex& index, Literal& result,
+                                        EvalContext& context) {
+  const int64_t n = instr.operand_count() / 2;
+  const auto& called = instr.called_computations();
+  if (outputs < 2 || called.empty() || called[0] == nullptr ||
+      called[0]->num_parameters() != 2 * n) {
+    return false;
+  }
+  std::unique_ptr<HloComputation> lifted = LiftToArrays(*called[0], {outputs});
+  if (!lifted) return false;
+  const HloInstruction* root = lifted->root_instruction();
+  if (n > 1 ? root->opcode() != HloOpcode::kTuple || root->operand_count() != n
+            : root->opcode() == HloOpcode::kTuple) {
+    return false;
+  }
+  std::vector<Literal> acc, column;
+  for (int64_t i = 0; i < 2 * n; ++i) {
+    Literal value(lifted->parameter_instruction(i)->shape());
+    if (i < n) {
+      for (int64_t o = 0; o < outputs; ++o) ConvertElement(*operands[n + i], 0, value, o);
+    }
+    (i < n ? acc : column).push_back(std::move(value));
+  }
+  std::vector<const Literal*> args;
+  for (const Literal& a : acc) args.push_back(&a);
+  for (const Literal& c : column) args.push_back(&c);
+  for (int64_t c = 0; c < steps; ++c) {
+    for (int64_t o = 0; o < outputs; ++o) {
+      const int64_t at = index(o, c);
+      for (int64_t i = 0; i < n; ++i) {
+        ConvertElement(at < 0 ? *operands[n + i] : *operands[i], at < 0 ? 0 : at, column[i], o);
+      }
+    }
+    ASSIGN_OR_RETURN(Literal next, context.Call(*lifted, args));
+    for (int64_t i = 0; i < n; ++i) {
+      Literal& value = n > 1 ? next.tuple_elements()[i] : next;
+      if (!value.shape().EqualIgnoringLayout(acc[i].shape())) {
+        return InvalidArgument("computation '", called[0]->name(), "' returned ",
+                               value.shape().ToString(false), " where ",
+                               acc[i].shape().ToString(false), " was expected");
+      }
+      acc[i] = std::move(value);
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t o = 0; o < outputs; ++o) ConvertElement(acc[i], o, OutputArray(result, i), o);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
 // Reduce.
 
 absl::StatusOr<Literal> EvalReduce(const HloInstruction& instr,
@@ -284,10 +282,20 @@ absl::StatusOr<Literal> EvalReduce(const HloInstruction& instr,
     (reduced[d] ? reduced_sizes : kept_sizes).push_back(input.dimensions(d));
     (reduced[d] ? reduced_strides : kept_strides).push_back(strides[d]);
   }
-  ASSIGN_OR_RETURN(ScalarFunction f, ScalarFunction::Bind(instr, 0, n, context));
   Literal result = ResultLiteral(instr);
   const int64_t outputs = Product(kept_sizes);
   const int64_t reduced_count = Product(reduced_sizes);
+  {
+    const std::vector<int64_t> kept_offsets = OffsetTable(kept_sizes, kept_strides);
+    const std::vector<int64_t> reduced_offsets = OffsetTable(reduced_sizes, reduced_strides);
+    ASSIGN_OR_RETURN(bool done,
+                     AccumulateOnArrays(
+                         instr, operands, outputs, reduced_count,
+                         [&](int64_t o, int64_t c) { return kept_offsets[o] + reduced_offsets[c]; },
+                         result, context));
+    if (done) return result;
+  }
+  ASSIGN_OR_RETURN(ScalarFunction f, ScalarFunction::Bind(instr, 0, n, context));
   MultiIndex out(kept_sizes);
   for (int64_t o = 0; o < outputs; ++o, out.Next()) {
     int64_t base = 0;
@@ -353,10 +361,25 @@ absl::StatusOr<Literal> EvalReduceWindow(const HloInstruction& instr,
   const int64_t n = instr.operand_count() / 2;
   const WindowWalker walker(WindowOf(instr), operands[0]->shape());
   const int64_t window_count = Product(walker.window_sizes());
-  ASSIGN_OR_RETURN(ScalarFunction f, ScalarFunction::Bind(instr, 0, n, context));
   Literal result = ResultLiteral(instr);
   const Literal& first = OutputArray(result, 0);
   const int64_t outputs = first.element_count();
+  if (outputs * window_count <= (int64_t{1} << 26)) {
+    // Base indices of every (output, window position); -1 for padding.
+    std::vector<int64_t> at(outputs * window_count);
+    MultiIndex out(first.shape().dimensions());
+    for (int64_t o = 0; o < outputs; ++o, out.Next()) {
+      MultiIndex k(walker.window_sizes());
+      for (int64_t c = 0; c < window_count; ++c, k.Next())
+        at[o * window_count + c] = walker.BaseIndex(out, k);
+    }
+    ASSIGN_OR_RETURN(bool done, AccumulateOnArrays(
+                                    instr, operands, outputs, window_count,
+                                    [&](int64_t o, int64_t c) { return at[o * window_count + c]; },
+                                    result, context));
+    if (done) return result;
+  }
+  ASSIGN_OR_RETURN(ScalarFunction f, ScalarFunction::Bind(instr, 0, n, context));
   MultiIndex out(first.shape().dimensions());
   for (int64_t o = 0; o < outputs; ++o, out.Next()) {
     for (int64_t i = 0; i < n; ++i) f.SetArgument(i, *operands[n + i], 0);
@@ -421,30 +444,6 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& instr,
 
 // ---------------------------------------------------------------------------
 // Sort.
-
-using LessThan = std::function<absl::StatusOr<bool>(int64_t, int64_t)>;
-
-// Stable bottom-up merge sort of `items`; an element of the right run goes
-// first only if it is strictly less than the left one.
-absl::Status StableMergeSort(std::vector<int64_t>& items, const LessThan& less) {
-  const int64_t size = static_cast<int64_t>(items.size());
-  std::vector<int64_t> merged(items.size());
-  for (int64_t width = 1; width < size; width *= 2) {
-    for (int64_t lo = 0; lo < size; lo += 2 * width) {
-      const int64_t mid = std::min(lo + width, size);
-      const int64_t hi = std::min(lo + 2 * width, size);
-      int64_t i = lo, j = mid, out = lo;
-      while (i < mid && j < hi) {
-        ASSIGN_OR_RETURN(bool right_first, less(items[j], items[i]));
-        merged[out++] = right_first ? items[j++] : items[i++];
-      }
-      while (i < mid) merged[out++] = items[i++];
-      while (j < hi) merged[out++] = items[j++];
-    }
-    items.swap(merged);
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<Literal> EvalSort(const HloInstruction& instr,
                                  absl::Span<const Literal* const> operands, EvalContext& context) {

@@ -138,6 +138,14 @@ double_it {
   x = f32[] parameter(0)
   ROOT d = f32[] add(x, x)
 }
+
+// twice_plus through a call: not liftable to arrays, so reduce applies it
+// element by element.
+twice_plus_called {
+  acc = f32[] parameter(0)
+  x = f32[] parameter(1)
+  ROOT r = f32[] call(acc, x), to_apply=twice_plus
+}
 )";
 
 // Evaluates an ENTRY computation body that may call the computations above.
@@ -220,6 +228,35 @@ TEST(EvalReduce, VariadicArgmaxKeepsTheFirstMaximum) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Doubles(r->tuple_elements()[0]), (std::vector<double>{7}));
   EXPECT_EQ(Ints(r->tuple_elements()[1]), (std::vector<int64_t>{1}));
+}
+
+TEST(EvalReduce, ManyOutputsFoldInOrderOnWholeArraysAndPerElement) {
+  // Rows reduce to ((0*2+1)*2+2)*2+3 = 11 and ((0*2+4)*2+5)*2+6 = 32, whether
+  // the reducer runs on whole arrays (twice_plus) or per element (called).
+  for (const char* reducer : {"twice_plus", "twice_plus_called"}) {
+    auto r = EvalHlo(std::string(R"(
+  x = f32[2,3] parameter(0)
+  z = f32[] parameter(1)
+  ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=)") +
+                         reducer,
+                     {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({}, {0})});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Doubles(*r), (std::vector<double>{11, 32})) << reducer;
+  }
+}
+
+TEST(EvalReduce, VariadicArgmaxPerRow) {
+  auto r = EvalHlo(R"(
+  x = f32[2,3] parameter(0)
+  i = s32[2,3] parameter(1)
+  z = f32[] parameter(2)
+  zi = s32[] parameter(3)
+  ROOT r = (f32[2], s32[2]) reduce(x, i, z, zi), dimensions={1}, to_apply=argmax)",
+                   {F32({2, 3}, {3, 7, 7, 9, 1, 9}), S32({2, 3}, {0, 1, 2, 0, 1, 2}),
+                    F32({}, {-std::numeric_limits<double>::infinity()}), S32({}, {-1})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Doubles(r->tuple_elements()[0]), (std::vector<double>{7, 9}));
+  EXPECT_EQ(Ints(r->tuple_elements()[1]), (std::vector<int64_t>{1, 0}));
 }
 
 TEST(EvalReduce, WrongReducerIsAnError) {

@@ -1,5 +1,6 @@
 #include "xlite/eval/evaluator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -106,6 +107,23 @@ class DeviceEvaluator : public EvalContext {
                                  value);
   }
 
+  absl::Status Progress(int64_t work) override {
+    if (options_.max_total_elements > 0) {
+      elements_ += work;
+      if (elements_ > options_.max_total_elements) {
+        return absl::ResourceExhaustedError(absl::StrCat("too slow: produced more than ",
+                                                         options_.max_total_elements, " elements"));
+      }
+    }
+    if (options_.max_seconds > 0 && (++steps_ & 1023) == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >
+            options_.max_seconds) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("too slow: still running after ", options_.max_seconds, " s"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<Literal> EvaluateComputation(const HloComputation& comp,
                                               absl::Span<const Literal* const> args) {
     if (static_cast<int64_t>(args.size()) != comp.num_parameters()) {
@@ -113,14 +131,19 @@ class DeviceEvaluator : public EvalContext {
                                                      comp.num_parameters(), " arguments, got ",
                                                      args.size()));
     }
-    std::vector<const HloInstruction*> order = PostOrder(comp);
-    absl::flat_hash_map<const HloInstruction*, Literal> values;
-    absl::flat_hash_map<const HloInstruction*, int64_t> remaining_uses;
-    for (const HloInstruction* i : order) {
-      for (const HloInstruction* op : i->operands()) ++remaining_uses[op];
-    }
+    // Module computations keep their plan; a computation outside any module
+    // (built on the fly, e.g. a lifted reducer) may be freed and its address
+    // reused, so its plan is not kept.
+    std::unique_ptr<Plan> transient;
+    if (comp.parent() == nullptr) transient = MakePlan(comp);
+    const Plan& plan = transient ? *transient : PlanFor(comp);
+    const size_t n = plan.order.size();
+    // values[k] holds instruction k's result; parameters are read in place.
+    std::vector<Literal> values(n);
+    std::vector<const Literal*> value_of(n, nullptr);
     std::vector<const Literal*> operand_values;
-    for (const HloInstruction* instr : order) {
+    for (size_t k = 0; k < n; ++k) {
+      const HloInstruction* instr = plan.order[k];
       if (instr->opcode() == HloOpcode::kParameter) {
         const Literal* arg = args[instr->attrs().parameter_number];
         if (!arg->shape().EqualIgnoringLayout(instr->shape()) &&
@@ -131,11 +154,14 @@ class DeviceEvaluator : public EvalContext {
               "argument ", instr->attrs().parameter_number, " of '", comp.name(), "' has shape ",
               arg->shape().ToString(false), ", expected ", instr->shape().ToString(false)));
         }
-        values[instr] = *arg;
+        value_of[k] = arg;
         continue;
       }
-      // Refuse results that cannot fit the budget before allocating them.
-      const int64_t result_elements = ShapeElements(instr->shape());
+      // Refuse results that cannot fit the budget before allocating them
+      // (tuple and get-tuple-element only pass values on).
+      const bool forwards =
+          instr->opcode() == HloOpcode::kTuple || instr->opcode() == HloOpcode::kGetTupleElement;
+      const int64_t result_elements = forwards ? 0 : ShapeElements(instr->shape());
       if (result_elements > (int64_t{1} << 31) ||
           (options_.max_total_elements > 0 &&
            elements_ + result_elements > options_.max_total_elements)) {
@@ -143,8 +169,9 @@ class DeviceEvaluator : public EvalContext {
             "too slow: '", instr->name(), "' produces ", result_elements, " elements"));
       }
       operand_values.clear();
-      for (const HloInstruction* op : instr->operands()) operand_values.push_back(&values.at(op));
-      absl::StatusOr<Literal> result = EvaluateInstruction(*instr, operand_values, *this);
+      for (int32_t slot : plan.operand_slots[k]) operand_values.push_back(value_of[slot]);
+      absl::StatusOr<Literal> result = Forward(plan, k, values, value_of);
+      if (!result.ok()) result = EvaluateGuarded(*instr, operand_values);
       if (!result.ok()) {
         if (absl::IsUnimplemented(result.status()) || absl::IsResourceExhausted(result.status())) {
           return result.status();
@@ -153,28 +180,100 @@ class DeviceEvaluator : public EvalContext {
                             absl::StrCat("evaluating '", instr->name(), "' in '", comp.name(),
                                          "': ", result.status().message()));
       }
-      if (options_.max_seconds > 0 && (++steps_ & 1023) == 0 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >
-              options_.max_seconds) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat("too slow: still running after ", options_.max_seconds, " s"));
-      }
-      if (options_.max_total_elements > 0) {
-        elements_ += result->shape().IsArray() ? result->element_count() : 1;
-        if (elements_ > options_.max_total_elements) {
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "too slow: produced more than ", options_.max_total_elements, " elements"));
-        }
-      }
-      values[instr] = std::move(*result);
-      for (const HloInstruction* op : instr->operands()) {
-        if (--remaining_uses[op] == 0 && op != comp.root_instruction()) values.erase(op);
-      }
+      RETURN_IF_ERROR(
+          Progress(result->shape().IsArray() && !forwards ? result->element_count() : int64_t{1}));
+      values[k] = std::move(*result);
+      value_of[k] = &values[k];
+      for (int32_t slot : plan.release_after[k]) values[slot] = Literal();
     }
-    return std::move(values.at(comp.root_instruction()));
+    if (value_of[plan.root_slot] != &values[plan.root_slot]) return *value_of[plan.root_slot];
+    return std::move(values[plan.root_slot]);
   }
 
  private:
+  // A computation's evaluation order, computed once per computation: operands
+  // as slots in that order, and the slots whose last use each step is.
+  struct Plan {
+    std::vector<const HloInstruction*> order;
+    std::vector<std::vector<int32_t>> operand_slots;
+    std::vector<std::vector<int32_t>> release_after;
+    int32_t root_slot = 0;
+  };
+
+  const Plan& PlanFor(const HloComputation& comp) {
+    std::unique_ptr<Plan>& cached = plans_[&comp];
+    if (!cached) cached = MakePlan(comp);
+    return *cached;
+  }
+
+  static std::unique_ptr<Plan> MakePlan(const HloComputation& comp) {
+    auto plan = std::make_unique<Plan>();
+    plan->order = PostOrder(comp);
+    absl::flat_hash_map<const HloInstruction*, int32_t> slot;
+    for (size_t k = 0; k < plan->order.size(); ++k) slot[plan->order[k]] = static_cast<int32_t>(k);
+    std::vector<int32_t> last_use(plan->order.size(), -1);
+    plan->operand_slots.resize(plan->order.size());
+    plan->release_after.resize(plan->order.size());
+    for (size_t k = 0; k < plan->order.size(); ++k) {
+      for (const HloInstruction* op : plan->order[k]->operands()) {
+        plan->operand_slots[k].push_back(slot.at(op));
+        last_use[slot.at(op)] = static_cast<int32_t>(k);
+      }
+    }
+    plan->root_slot = slot.at(comp.root_instruction());
+    for (size_t s = 0; s < last_use.size(); ++s) {
+      if (last_use[s] >= 0 && static_cast<int32_t>(s) != plan->root_slot) {
+        plan->release_after[last_use[s]].push_back(static_cast<int32_t>(s));
+      }
+    }
+    return plan;
+  }
+
+  // tuple and get-tuple-element pass values on: an operand used for the last
+  // time is moved rather than copied. NotFound for any other instruction, or
+  // anything unusual (the op families then report it).
+  static absl::StatusOr<Literal> Forward(const Plan& plan, size_t k, std::vector<Literal>& values,
+                                         const std::vector<const Literal*>& value_of) {
+    const HloInstruction* instr = plan.order[k];
+    const std::vector<int32_t>& slots = plan.operand_slots[k];
+    auto last_use = [&](int32_t slot) {
+      return value_of[slot] == &values[slot] && std::count(slots.begin(), slots.end(), slot) == 1 &&
+             std::count(plan.release_after[k].begin(), plan.release_after[k].end(), slot) == 1;
+    };
+    if (instr->opcode() == HloOpcode::kTuple) {
+      std::vector<Literal> elements;
+      elements.reserve(slots.size());
+      for (int32_t slot : slots) {
+        elements.push_back(last_use(slot) ? std::move(values[slot]) : *value_of[slot]);
+      }
+      return Literal::Tuple(std::move(elements));
+    }
+    if (instr->opcode() == HloOpcode::kGetTupleElement && slots.size() == 1) {
+      const Literal& tuple = *value_of[slots[0]];
+      const int64_t index = instr->attrs().tuple_index;
+      if (tuple.shape().IsTuple() && index >= 0 &&
+          index < static_cast<int64_t>(tuple.tuple_elements().size())) {
+        if (last_use(slots[0])) return std::move(values[slots[0]].tuple_elements()[index]);
+        return tuple.tuple_elements()[index];
+      }
+    }
+    return absl::NotFoundError("not forwarded");
+  }
+
+  // Running out of memory on a huge intermediate is an error, not an abort.
+  absl::StatusOr<Literal> EvaluateGuarded(const HloInstruction& instr,
+                                          absl::Span<const Literal* const> operands) {
+    try {
+      return EvaluateInstruction(instr, operands, *this);
+    } catch (const std::bad_alloc&) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("out of memory evaluating '", instr.name(), "'"));
+    } catch (const std::length_error&) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("out of memory evaluating '", instr.name(), "'"));
+    }
+  }
+
   static std::vector<const HloInstruction*> PostOrder(const HloComputation& comp) {
     std::vector<const HloInstruction*> order;
     absl::flat_hash_map<const HloInstruction*, int> state;
@@ -212,6 +311,7 @@ class DeviceEvaluator : public EvalContext {
   int64_t steps_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   int depth_ = 0;
+  absl::flat_hash_map<const HloComputation*, std::unique_ptr<Plan>> plans_;
 };
 
 }  // namespace
@@ -265,7 +365,7 @@ absl::StatusOr<Literal> EvaluateInstruction(const HloInstruction& instr,
     absl::StatusOr<Literal> r = f(instr, operands, context);
     if (r.ok() || !absl::IsNotFound(r.status())) return r;
   }
-  return eval::Unsupported(instr, "opcode");
+  return eval::Unsupported(instr, absl::StrCat("opcode ", HloOpcodeString(instr.opcode())));
 }
 
 absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Literal> args,

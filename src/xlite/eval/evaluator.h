@@ -51,6 +51,10 @@ class EvalContext {
   // device id (replica * num_partitions + partition). Blocks until all arrive.
   virtual absl::StatusOr<std::vector<Literal>> Exchange(const HloInstruction& instr,
                                                         const Literal& value) = 0;
+  // Accounts `work` units (elements produced, scalar calls made) against the
+  // budgets; ResourceExhausted ("too slow") once one is spent. Loops that
+  // bypass Call (fast paths) report their work here.
+  virtual absl::Status Progress(int64_t work) = 0;
   // Process-wide state that XLA keeps per device (rng-get-and-update-state).
   virtual uint64_t& rng_state() = 0;
 };

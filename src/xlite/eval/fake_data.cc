@@ -70,6 +70,19 @@ std::vector<IndexBound> IndexBounds(const HloComputation& entry) {
         }
         break;
       }
+      case HloOpcode::kRaggedDot: {
+        // Group sizes that together fit the ragged dimension.
+        int64_t p = instr->operand_count() == 3 ? param_number(instr->operand(2)) : -1;
+        const auto& rn = a.ragged_dot_dimension_numbers;
+        const Shape& sizes = instr->operand(2 % instr->operand_count())->shape();
+        if (p < 0 || !rn || rn->lhs_ragged_dimensions.size() != 1 || sizes.rank() < 1) break;
+        const Shape& lhs = instr->operand(0)->shape();
+        const int64_t dim = rn->lhs_ragged_dimensions[0];
+        const int64_t groups = sizes.dimensions(sizes.rank() - 1);
+        if (dim < 0 || dim >= lhs.rank() || groups <= 0) break;
+        bounds[p].Tighten(lhs.dimensions(dim) / groups);
+        break;
+      }
       default:
         break;
     }
@@ -114,10 +127,20 @@ absl::StatusOr<std::vector<Literal>> MakeFakeArguments(const HloModule& module, 
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
     Shape s = entry->parameter_instruction(i)->shape();
     s.clear_layout();
+    // Bounded dynamic dimensions take their bound, as XLA's fake data does.
+    if (s.IsArray() && !s.is_static()) {
+      bool bounded = true;
+      for (int64_t d = 0; d < s.rank(); ++d) {
+        if (s.dimensions(d) < 0) bounded = false;
+      }
+      if (bounded) {
+        for (int64_t d = 0; d < s.rank(); ++d) s.set_dynamic_dimension(d, false);
+      }
+    }
     if (!s.is_static()) {
       return absl::UnimplementedError(absl::StrCat("parameter ", i, " has dynamic shape ",
                                                    s.ToString(false),
-                                                   "; fake data needs static shapes"));
+                                                   "; fake data needs static or bounded shapes"));
     }
     if (s.IsArray() && s.ElementCount() > (int64_t{1} << 31)) {
       return absl::ResourceExhaustedError(

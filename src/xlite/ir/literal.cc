@@ -1,5 +1,6 @@
 #include "xlite/ir/literal.h"
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -13,15 +14,6 @@ namespace xlite {
 namespace {
 
 int ElementBytes(PrimitiveType t) { return PrimitiveByteWidth(t); }
-
-
-uint64_t LoadBits(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, bytes);
-  return v;
-}
-
-void StoreBits(uint8_t* p, int bytes, uint64_t v) { std::memcpy(p, &v, bytes); }
 
 // Joins the non-empty pieces of `s` split on spaces and newlines with single
 // spaces, as XLA does to print a literal on one line.
@@ -121,25 +113,26 @@ Literal::Literal(const Shape& shape) : shape_(shape) {
   if (shape.IsTuple()) {
     for (const Shape& s : shape.tuple_shapes()) tuple_.emplace_back(s);
   } else if (shape.IsArray()) {
-    data_.assign(static_cast<size_t>(shape.ElementCount()) * ElementBytes(shape.element_type()), 0);
+    stride_ = static_cast<int8_t>(ElementBytes(shape.element_type()));
+    value_bytes_ = IsComplex(shape.element_type()) ? stride_ / 2 : stride_;
+    data_.assign(static_cast<size_t>(shape.ElementCount()) * stride_, 0);
   }
 }
 
-uint64_t Literal::GetBits(int64_t i) const {
-  int b = ElementBytes(shape_.element_type());
-  if (IsComplex(shape_.element_type())) b /= 2;
-  int stride = ElementBytes(shape_.element_type());
-  return LoadBits(data_.data() + i * stride, b);
-}
-
-void Literal::SetBits(int64_t i, uint64_t bits) {
-  int stride = ElementBytes(shape_.element_type());
-  int b = IsComplex(shape_.element_type()) ? stride / 2 : stride;
-  StoreBits(data_.data() + i * stride, b, bits);
+Literal Literal::Tuple(std::vector<Literal> elements) {
+  std::vector<Shape> shapes;
+  shapes.reserve(elements.size());
+  for (const Literal& e : elements) shapes.push_back(e.shape());
+  Literal tuple;
+  tuple.shape_ = Shape::Tuple(std::move(shapes));
+  tuple.tuple_ = std::move(elements);
+  return tuple;
 }
 
 double Literal::GetDouble(int64_t i) const {
   PrimitiveType t = shape_.element_type();
+  if (t == PrimitiveType::F32) return std::bit_cast<float>(static_cast<uint32_t>(GetBits(i)));
+  if (t == PrimitiveType::F64) return std::bit_cast<double>(GetBits(i));
   if (IsComplex(t)) return GetComplex(i).real();
   if (auto f = GetFloatFormat(t)) return DecodeFloat(*f, GetBits(i));
   if (IsUnsignedInt(t)) return static_cast<double>(static_cast<uint64_t>(GetInt(i)));
@@ -148,6 +141,8 @@ double Literal::GetDouble(int64_t i) const {
 
 void Literal::SetDouble(int64_t i, double v) {
   PrimitiveType t = shape_.element_type();
+  if (t == PrimitiveType::F32) return SetBits(i, std::bit_cast<uint32_t>(static_cast<float>(v)));
+  if (t == PrimitiveType::F64) return SetBits(i, std::bit_cast<uint64_t>(v));
   if (IsComplex(t)) return SetComplex(i, {v, 0});
   if (auto f = GetFloatFormat(t)) return SetBits(i, EncodeFloat(*f, v));
   SetInt(i, static_cast<int64_t>(v));

@@ -6,6 +6,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ class Literal {
   Literal() = default;
   // A zero-filled literal of `shape` (tuples get one child per element).
   explicit Literal(const Shape& shape);
+  // A tuple of `elements` (moved in, not copied).
+  static Literal Tuple(std::vector<Literal> elements);
 
   const Shape& shape() const { return shape_; }
   int64_t element_count() const { return shape_.IsArray() ? shape_.ElementCount() : 0; }
@@ -27,8 +30,49 @@ class Literal {
   void set_elided(bool e) { elided_ = e; }
 
   // Raw element bits (the type's own encoding; for complex, the real part).
-  uint64_t GetBits(int64_t i) const;
-  void SetBits(int64_t i, uint64_t bits);
+  // Inline: the evaluator reads and writes every element through these.
+  uint64_t GetBits(int64_t i) const {
+    const uint8_t* p = data_.data() + i * stride_;
+    switch (value_bytes_) {
+      case 1:
+        return *p;
+      case 2: {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+      }
+      case 4: {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      default: {
+        uint64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+      }
+    }
+  }
+  void SetBits(int64_t i, uint64_t bits) {
+    uint8_t* p = data_.data() + i * stride_;
+    switch (value_bytes_) {
+      case 1:
+        *p = static_cast<uint8_t>(bits);
+        return;
+      case 2: {
+        const uint16_t v = static_cast<uint16_t>(bits);
+        std::memcpy(p, &v, 2);
+        return;
+      }
+      case 4: {
+        const uint32_t v = static_cast<uint32_t>(bits);
+        std::memcpy(p, &v, 4);
+        return;
+      }
+      default:
+        std::memcpy(p, &bits, 8);
+    }
+  }
   // Numeric views; for complex types Get*/Set* address the real part.
   double GetDouble(int64_t i) const;
   void SetDouble(int64_t i, double v);
@@ -40,6 +84,9 @@ class Literal {
   std::vector<Literal>& tuple_elements() { return tuple_; }
   const std::vector<Literal>& tuple_elements() const { return tuple_; }
   const std::vector<uint8_t>& raw_data() const { return data_; }
+  uint8_t* mutable_raw_data() { return data_.data(); }
+  // Bytes per element in raw_data() (sub-byte types take one byte).
+  int element_stride() const { return stride_; }
 
   bool operator==(const Literal& other) const;
 
@@ -54,6 +101,9 @@ class Literal {
   Shape shape_;
   std::vector<uint8_t> data_;
   std::vector<Literal> tuple_;
+  // Bytes per element, and per real or imaginary part (= stride_ unless complex).
+  int8_t stride_ = 0;
+  int8_t value_bytes_ = 0;
   bool elided_ = false;
 };
 
