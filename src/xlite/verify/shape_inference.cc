@@ -1,6 +1,9 @@
 #include "xlite/verify/shape_inference.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
+#include "xlite/ir/float_format.h"
 
 namespace xlite {
 namespace shape_inference {
@@ -20,6 +23,52 @@ bool Compatible(const Shape& a, const Shape& b) {
     return true;
   }
   return a.dimensions() == b.dimensions();
+}
+
+bool SameTypeIgnoringFpPrecision(PrimitiveType a, PrimitiveType b) {
+  return a == b || (IsFloatingPoint(a) && IsFloatingPoint(b));
+}
+
+PrimitiveType HigherPrecision(PrimitiveType a, PrimitiveType b) {
+  if (a == b || !IsFloatingPoint(a) || !IsFloatingPoint(b)) return a;
+  if (PrimitiveBitWidth(a) != PrimitiveBitWidth(b)) {
+    return PrimitiveBitWidth(a) > PrimitiveBitWidth(b) ? a : b;
+  }
+  return GetFloatFormat(a)->mantissa_bits >= GetFloatFormat(b)->mantissa_bits ? a : b;
+}
+
+absl::Status CheckWindowDimension(const HloInstruction& instr, int64_t i, const WindowDimension& w,
+                                  absl::string_view base_dilation_name,
+                                  absl::string_view window_dilation_name) {
+  const std::string where = absl::StrCat("window dimension ", i);
+  if (w.size <= 0) return Error(instr, absl::StrCat(where, " has non-positive size ", w.size));
+  if (w.stride <= 0) {
+    return Error(instr, absl::StrCat(where, " has non-positive stride ", w.stride));
+  }
+  if (w.base_dilation < 1 || w.window_dilation < 1) {
+    return Error(instr, absl::StrCat(where, " has dilation below 1 (", base_dilation_name, " ",
+                                     w.base_dilation, ", ", window_dilation_name, " ",
+                                     w.window_dilation, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> WindowedSize(const HloInstruction& instr, int64_t base,
+                                     const WindowDimension& w) {
+  if (base == Shape::kUnboundedSize) return Shape::kUnboundedSize;
+  int64_t dilated_base = 0, padded = 0, dilated_window = 0;
+  bool overflow = false;
+  if (base > 0) {
+    overflow |= __builtin_mul_overflow(base - 1, w.base_dilation, &dilated_base);
+    dilated_base += 1;
+  }
+  overflow |= __builtin_add_overflow(dilated_base, w.padding_low, &padded);
+  overflow |= __builtin_add_overflow(padded, w.padding_high, &padded);
+  overflow |= __builtin_mul_overflow(w.size - 1, w.window_dilation, &dilated_window);
+  if (overflow) return Error(instr, "window arithmetic overflows int64");
+  dilated_window += 1;
+  if (padded < dilated_window) return 0;
+  return (padded - dilated_window) / w.stride + 1;
 }
 
 }  // namespace shape_inference

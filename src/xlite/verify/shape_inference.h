@@ -33,6 +33,21 @@ absl::StatusOr<Shape> InferCollectiveShape(const HloInstruction& instr);
 absl::Status Error(const HloInstruction& instr, absl::string_view message);
 // Shapes compatible ignoring layout; dynamic '<=N' dimensions match N.
 bool Compatible(const Shape& a, const Shape& b);
+// XLA lets floating-point operands differ in precision
+// (SameElementTypeIgnoringFpPrecision); everything else must match exactly.
+bool SameTypeIgnoringFpPrecision(PrimitiveType a, PrimitiveType b);
+// The wider of two floating-point types (XLA's HigherPrecisionElementType):
+// more bits first, then more mantissa bits.
+PrimitiveType HigherPrecision(PrimitiveType a, PrimitiveType b);
+// Window dimension `i` has a positive size and stride and dilations >= 1;
+// the dilations are named as the op names them ("base"/"window", "lhs"/"rhs").
+absl::Status CheckWindowDimension(const HloInstruction& instr, int64_t i, const WindowDimension& w,
+                                  absl::string_view base_dilation_name,
+                                  absl::string_view window_dilation_name);
+// Output size of one windowed dimension: the number of window positions, at
+// the stride, that fit in the dilated and padded base.
+absl::StatusOr<int64_t> WindowedSize(const HloInstruction& instr, int64_t base,
+                                     const WindowDimension& w);
 }  // namespace shape_inference
 
 }  // namespace xlite

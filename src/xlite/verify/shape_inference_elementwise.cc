@@ -94,49 +94,6 @@ absl::Status ExpectTypeClass(const HloInstruction& instr, const Shape& shape,
   return absl::OkStatus();
 }
 
-// XLA lets floating-point operands of elementwise ops differ in precision
-// (SameElementTypeIgnoringFpPrecision); everything else must match exactly.
-bool SameTypeIgnoringFpPrecision(PrimitiveType a, PrimitiveType b) {
-  return a == b || (IsFloatingPoint(a) && IsFloatingPoint(b));
-}
-
-int MantissaBits(PrimitiveType type) {
-  switch (type) {
-    case PrimitiveType::F64:
-      return 52;
-    case PrimitiveType::F32:
-      return 23;
-    case PrimitiveType::F16:
-      return 10;
-    case PrimitiveType::BF16:
-      return 7;
-    case PrimitiveType::F8E3M4:
-      return 4;
-    case PrimitiveType::F8E4M3:
-    case PrimitiveType::F8E4M3FN:
-    case PrimitiveType::F8E4M3B11FNUZ:
-    case PrimitiveType::F8E4M3FNUZ:
-      return 3;
-    case PrimitiveType::F8E5M2:
-    case PrimitiveType::F8E5M2FNUZ:
-      return 2;
-    case PrimitiveType::F4E2M1FN:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-// The wider of two floating-point types (XLA's HigherPrecisionElementType):
-// more bits first, then more mantissa bits.
-PrimitiveType HigherPrecision(PrimitiveType a, PrimitiveType b) {
-  if (a == b || !IsFloatingPoint(a) || !IsFloatingPoint(b)) return a;
-  if (PrimitiveBitWidth(a) != PrimitiveBitWidth(b)) {
-    return PrimitiveBitWidth(a) > PrimitiveBitWidth(b) ? a : b;
-  }
-  return MantissaBits(a) >= MantissaBits(b) ? a : b;
-}
-
 bool IsUnbounded(int64_t size) { return size == Shape::kUnboundedSize; }
 
 // Dimensions of two same-shaped operands, merged: an unbounded '?' takes the

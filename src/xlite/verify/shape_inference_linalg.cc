@@ -348,38 +348,6 @@ absl::StatusOr<Shape> InferRaggedDot(const HloInstruction& instr) {
 // ---------------------------------------------------------------------------
 // Windows (convolution).
 
-absl::Status CheckWindowDimension(const HloInstruction& instr, int64_t i,
-                                  const WindowDimension& w) {
-  std::string where = StrCat("window dimension ", i);
-  if (w.size <= 0) return Error(instr, StrCat(where, " has non-positive size ", w.size));
-  if (w.stride <= 0) return Error(instr, StrCat(where, " has non-positive stride ", w.stride));
-  if (w.base_dilation < 1 || w.window_dilation < 1) {
-    return Error(instr, StrCat(where, " has dilation below 1 (lhs ", w.base_dilation, ", rhs ",
-                               w.window_dilation, ")"));
-  }
-  return absl::OkStatus();
-}
-
-// Output size of one windowed dimension: the number of window positions, at
-// the stride, that fit in the dilated and padded base.
-absl::StatusOr<int64_t> WindowedSize(const HloInstruction& instr, int64_t base,
-                                     const WindowDimension& w) {
-  if (IsUnbounded(base)) return Shape::kUnboundedSize;
-  int64_t dilated_base = 0, padded = 0, dilated_window = 0;
-  bool overflow = false;
-  if (base > 0) {
-    overflow |= __builtin_mul_overflow(base - 1, w.base_dilation, &dilated_base);
-    dilated_base += 1;
-  }
-  overflow |= __builtin_add_overflow(dilated_base, w.padding_low, &padded);
-  overflow |= __builtin_add_overflow(padded, w.padding_high, &padded);
-  overflow |= __builtin_mul_overflow(w.size - 1, w.window_dilation, &dilated_window);
-  if (overflow) return Error(instr, "window arithmetic overflows int64");
-  dilated_window += 1;
-  if (padded < dilated_window) return 0;
-  return (padded - dilated_window) / w.stride + 1;
-}
-
 // ---------------------------------------------------------------------------
 // Convolution.
 
@@ -483,7 +451,7 @@ absl::StatusOr<Shape> InferConvolution(const HloInstruction& instr) {
   out[dn.output_feature_dimension] = DimOf(*rhs, dn.kernel_output_feature_dimension);
   for (int64_t i = 0; i < spatial; ++i) {
     const WindowDimension& w = window.dimensions[i];
-    RETURN_IF_ERROR(CheckWindowDimension(instr, i, w));
+    RETURN_IF_ERROR(CheckWindowDimension(instr, i, w, "lhs", "rhs"));
     int64_t kernel = rhs->dimensions(dn.kernel_spatial_dimensions[i]);
     if (!SizesMatch(kernel, w.size)) {
       return Error(instr, StrCat("window dimension ", i, " has size ", w.size,

@@ -67,12 +67,6 @@ bool SameDimensions(const Shape& a, const Shape& b) {
   return true;
 }
 
-// XLA compares reducer types ignoring floating-point precision (an f32
-// accumulator may reduce bf16 values).
-bool SameTypeIgnoringFpPrecision(PrimitiveType a, PrimitiveType b) {
-  return a == b || (IsFloatingPoint(a) && IsFloatingPoint(b));
-}
-
 absl::Status ExpectArray(const HloInstruction& instr, const Shape& s, absl::string_view role) {
   if (s.IsArray()) return absl::OkStatus();
   return Error(instr, StrCat(role, " must be an array, got ", ShapeString(s)));
@@ -245,38 +239,6 @@ absl::StatusOr<int64_t> ReductionInputCount(const HloInstruction& instr) {
 // ---------------------------------------------------------------------------
 // Windows (reduce-window, select-and-scatter).
 
-absl::Status CheckWindowDimension(const HloInstruction& instr, int64_t i,
-                                  const WindowDimension& w) {
-  std::string where = StrCat("window dimension ", i);
-  if (w.size <= 0) return Error(instr, StrCat(where, " has non-positive size ", w.size));
-  if (w.stride <= 0) return Error(instr, StrCat(where, " has non-positive stride ", w.stride));
-  if (w.base_dilation < 1 || w.window_dilation < 1) {
-    return Error(instr, StrCat(where, " has dilation below 1 (base ", w.base_dilation, ", window ",
-                               w.window_dilation, ")"));
-  }
-  return absl::OkStatus();
-}
-
-// Output size of one windowed dimension: the number of window positions, at
-// the stride, that fit in the dilated and padded base.
-absl::StatusOr<int64_t> WindowedSize(const HloInstruction& instr, int64_t base,
-                                     const WindowDimension& w) {
-  if (IsUnbounded(base)) return Shape::kUnboundedSize;
-  int64_t dilated_base = 0, padded = 0, dilated_window = 0;
-  bool overflow = false;
-  if (base > 0) {
-    overflow |= __builtin_mul_overflow(base - 1, w.base_dilation, &dilated_base);
-    dilated_base += 1;
-  }
-  overflow |= __builtin_add_overflow(dilated_base, w.padding_low, &padded);
-  overflow |= __builtin_add_overflow(padded, w.padding_high, &padded);
-  overflow |= __builtin_mul_overflow(w.size - 1, w.window_dilation, &dilated_window);
-  if (overflow) return Error(instr, "window arithmetic overflows int64");
-  dilated_window += 1;
-  if (padded < dilated_window) return 0;
-  return (padded - dilated_window) / w.stride + 1;
-}
-
 // The dimensions a window over `operand` produces (one window dimension per
 // operand dimension).
 absl::StatusOr<std::vector<Dim>> WindowedDims(const HloInstruction& instr, const Shape& operand) {
@@ -289,7 +251,7 @@ absl::StatusOr<std::vector<Dim>> WindowedDims(const HloInstruction& instr, const
   std::vector<Dim> dims;
   for (int64_t i = 0; i < operand.rank(); ++i) {
     const WindowDimension& w = window.dimensions[i];
-    RETURN_IF_ERROR(CheckWindowDimension(instr, i, w));
+    RETURN_IF_ERROR(CheckWindowDimension(instr, i, w, "base", "window"));
     ASSIGN_OR_RETURN(int64_t size, WindowedSize(instr, operand.dimensions(i), w));
     dims.push_back({size, operand.is_dynamic_dimension(i)});
   }
