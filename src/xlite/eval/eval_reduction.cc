@@ -445,6 +445,78 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& instr,
 // ---------------------------------------------------------------------------
 // Sort.
 
+// StableMergeSort on every slice at once, when the comparator lifts to arrays:
+// the merges of one level advance together, one comparison each per step, in
+// one call of the comparator lifted to that level's merge count (merges that
+// are done compare placeholder elements, and their answers are ignored). Each
+// merge makes the same comparisons in the same order as StableMergeSort, so
+// the orders are equal. orders[s * length + p] is position p of slice s,
+// whose elements start at bases[s] with `stride`. False if the comparator
+// does not lift.
+absl::StatusOr<bool> SortLockstep(const HloComputation& comparator,
+                                  absl::Span<const Literal* const> keys,
+                                  const std::vector<int64_t>& bases, int64_t length, int64_t stride,
+                                  std::vector<int64_t>& orders, EvalContext& context) {
+  struct Merge {
+    int64_t slice, left, mid, right, end, out;
+    bool comparing() const { return left < mid && right < end; }
+  };
+  const int64_t n = static_cast<int64_t>(keys.size());
+  std::vector<int64_t> merged(orders.size());
+  std::vector<Merge> merges;
+  for (int64_t width = 1; width < length; width *= 2) {
+    merges.clear();
+    for (int64_t s = 0; s < static_cast<int64_t>(bases.size()); ++s) {
+      for (int64_t lo = 0; lo < length; lo += 2 * width) {
+        const int64_t mid = std::min(lo + width, length), hi = std::min(lo + 2 * width, length);
+        const int64_t at = s * length;
+        merges.push_back({s, at + lo, at + mid, at + mid, at + hi, at + lo});
+      }
+    }
+    const int64_t count = static_cast<int64_t>(merges.size());
+    std::unique_ptr<HloComputation> lifted = LiftToArrays(comparator, {count});
+    if (!lifted || lifted->root_instruction()->opcode() == HloOpcode::kTuple) return false;
+    std::vector<Literal> args;
+    for (int64_t i = 0; i < 2 * n; ++i)
+      args.emplace_back(lifted->parameter_instruction(i)->shape());
+    std::vector<const Literal*> pointers;
+    for (const Literal& arg : args) pointers.push_back(&arg);
+    while (true) {
+      bool any = false;
+      for (int64_t j = 0; j < count; ++j) {
+        Merge& m = merges[j];
+        if (!m.comparing()) {  // one run is used up: the rest of the other follows
+          while (m.left < m.mid) merged[m.out++] = orders[m.left++];
+          while (m.right < m.end) merged[m.out++] = orders[m.right++];
+        }
+        any |= m.comparing();
+        const int64_t base = bases[m.slice];
+        const int64_t a = m.comparing() ? base + orders[m.right] * stride : base;
+        const int64_t b = m.comparing() ? base + orders[m.left] * stride : base;
+        for (int64_t k = 0; k < n; ++k) {
+          ConvertElement(*keys[k], a, args[2 * k], j);
+          ConvertElement(*keys[k], b, args[2 * k + 1], j);
+        }
+      }
+      if (!any) break;
+      ASSIGN_OR_RETURN(Literal right_first, context.Call(*lifted, pointers));
+      if (!right_first.shape().IsArray() ||
+          right_first.shape().element_type() != PrimitiveType::PRED ||
+          right_first.element_count() != count) {
+        return InvalidArgument("comparator '", comparator.name(), "' must return pred[], got ",
+                               right_first.shape().ToString(false));
+      }
+      for (int64_t j = 0; j < count; ++j) {
+        Merge& m = merges[j];
+        if (!m.comparing()) continue;
+        merged[m.out++] = right_first.GetInt(j) != 0 ? orders[m.right++] : orders[m.left++];
+      }
+    }
+    orders.swap(merged);
+  }
+  return true;
+}
+
 absl::StatusOr<Literal> EvalSort(const HloInstruction& instr,
                                  absl::Span<const Literal* const> operands, EvalContext& context) {
   RETURN_IF_ERROR(CheckShapes(instr, operands));
@@ -453,8 +525,39 @@ absl::StatusOr<Literal> EvalSort(const HloInstruction& instr,
   const int64_t dim = (*instr.attrs().dimensions)[0];
   const int64_t length = shape.dimensions(dim);
   const int64_t stride = Strides(shape)[dim];
-  ASSIGN_OR_RETURN(ScalarFunction comparator, ScalarFunction::Bind(instr, 0, 1, context));
   Literal result = ResultLiteral(instr);
+  // Each slice along `dim` starts at an index whose `dim` coordinate is 0.
+  std::vector<int64_t> slice_starts = shape.dimensions();
+  slice_starts[dim] = 1;
+  const std::vector<int64_t> strides = Strides(shape);
+  const int64_t slices = length == 0 ? 0 : Product(slice_starts);
+  const auto& called = instr.called_computations();
+  if (length > 1 && !called.empty() && called[0] != nullptr &&
+      called[0]->num_parameters() == 2 * n) {
+    std::vector<int64_t> bases;
+    std::vector<int64_t> orders;
+    MultiIndex start(slice_starts);
+    for (int64_t s = 0; s < slices; ++s, start.Next()) {
+      int64_t base = 0;
+      for (int64_t d = 0; d < shape.rank(); ++d) base += start[d] * strides[d];
+      bases.push_back(base);
+      for (int64_t p = 0; p < length; ++p) orders.push_back(p);
+    }
+    ASSIGN_OR_RETURN(bool done,
+                     SortLockstep(*called[0], operands, bases, length, stride, orders, context));
+    if (done) {
+      for (int64_t s = 0; s < slices; ++s) {
+        for (int64_t k = 0; k < n; ++k) {
+          for (int64_t p = 0; p < length; ++p) {
+            ConvertElement(*operands[k], bases[s] + orders[s * length + p] * stride,
+                           OutputArray(result, k), bases[s] + p * stride);
+          }
+        }
+      }
+      return result;
+    }
+  }
+  ASSIGN_OR_RETURN(ScalarFunction comparator, ScalarFunction::Bind(instr, 0, 1, context));
   int64_t base = 0;
   auto less = [&](int64_t a, int64_t b) -> absl::StatusOr<bool> {
     for (int64_t k = 0; k < n; ++k) {
@@ -464,11 +567,6 @@ absl::StatusOr<Literal> EvalSort(const HloInstruction& instr,
     RETURN_IF_ERROR(comparator.Call());
     return comparator.BoolResult();
   };
-  // Each slice along `dim` starts at an index whose `dim` coordinate is 0.
-  std::vector<int64_t> slice_starts = shape.dimensions();
-  slice_starts[dim] = 1;
-  const std::vector<int64_t> strides = Strides(shape);
-  const int64_t slices = length == 0 ? 0 : Product(slice_starts);
   MultiIndex start(slice_starts);
   std::vector<int64_t> order(length);
   for (int64_t s = 0; s < slices; ++s, start.Next()) {

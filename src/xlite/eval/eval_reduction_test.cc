@@ -139,6 +139,15 @@ double_it {
   ROOT d = f32[] add(x, x)
 }
 
+// keys_lt through a call: not liftable, so sort calls it per comparison.
+keys_lt_called {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] call(a, b, c, d), to_apply=keys_lt
+}
+
 // twice_plus through a call: not liftable to arrays, so reduce applies it
 // element by element.
 twice_plus_called {
@@ -410,6 +419,27 @@ TEST(EvalSort, StableWithEqualKeysCarryingValues) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Ints(r->tuple_elements()[0]), (std::vector<int64_t>{0, 1, 1, 2, 2, 2}));
   EXPECT_EQ(Ints(r->tuple_elements()[1]), (std::vector<int64_t>{4, 1, 3, 0, 2, 5}));
+}
+
+TEST(EvalSort, ManySlicesSortTogetherOrOneByOneAlike) {
+  // Rows of odd length with ties: lifted (keys_lt) and per-comparison
+  // (keys_lt_called) comparators give the same stable orders.
+  for (const char* comparator : {"keys_lt", "keys_lt_called"}) {
+    auto r = EvalHlo(std::string(R"(
+  k = s32[2,7] parameter(0)
+  v = s32[2,7] parameter(1)
+  ROOT r = (s32[2,7], s32[2,7]) sort(k, v), dimensions={1}, is_stable=true, to_apply=)") +
+                         comparator,
+                     {S32({2, 7}, {2, 1, 2, 1, 0, 2, 1, 5, 4, 3, 2, 1, 0, 3}),
+                      S32({2, 7}, {0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6})});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Ints(r->tuple_elements()[0]),
+              (std::vector<int64_t>{0, 1, 1, 1, 2, 2, 2, 0, 1, 2, 3, 3, 4, 5}))
+        << comparator;
+    EXPECT_EQ(Ints(r->tuple_elements()[1]),
+              (std::vector<int64_t>{4, 1, 3, 6, 0, 2, 5, 5, 4, 3, 2, 6, 1, 0}))
+        << comparator;
+  }
 }
 
 TEST(EvalSort, DescendingAlongTheFirstDimension) {
