@@ -6,11 +6,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "xlite/eval/eval_test_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/text/parser.h"
 
 namespace xlite {
 namespace {
+
+using eval_test::Ints;
 
 std::unique_ptr<HloModule> Parse(const std::string& text) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, "t.hlo");
@@ -26,12 +29,6 @@ Literal Array(PrimitiveType type, std::vector<int64_t> values, std::vector<int64
 Literal S32(std::vector<int64_t> values) {
   const int64_t n = static_cast<int64_t>(values.size());
   return Array(PrimitiveType::S32, std::move(values), {n});
-}
-
-std::vector<int64_t> Ints(const Literal& lit) {
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < lit.element_count(); ++i) out.push_back(lit.GetInt(i));
-  return out;
 }
 
 // Runs `module` on `devices` = replicas * partitions devices, device d

@@ -5,11 +5,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "xlite/eval/eval_test_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/text/parser.h"
 
 namespace xlite {
 namespace {
+
+using eval_test::Doubles;
+using eval_test::Ints;
 
 std::unique_ptr<HloModule> Parse(const std::string& text) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, "t.hlo");
@@ -36,18 +40,6 @@ Literal F32(std::vector<double> values) {
   return lit;
 }
 
-std::vector<double> Doubles(const Literal& lit) {
-  std::vector<double> out;
-  for (int64_t i = 0; i < lit.element_count(); ++i) out.push_back(lit.GetDouble(i));
-  return out;
-}
-
-std::vector<int64_t> Ints(const Literal& lit) {
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < lit.element_count(); ++i) out.push_back(lit.GetInt(i));
-  return out;
-}
-
 // Registers "xlite_test_double": twice each element of an f32 array.
 void RegisterDoubleTarget() {
   RegisterCustomCallTarget(
@@ -58,6 +50,32 @@ void RegisterDoubleTarget() {
         for (int64_t i = 0; i < out.element_count(); ++i) out.SetDouble(i, 2 * out.GetDouble(i));
         return out;
       });
+}
+
+TEST(EvalControl, CycleIsAnErrorNotACrash) {
+  // a = add(p, b), b = add(p, a): no valid order exists (the verifier rejects
+  // it; an unverified module must not crash the evaluator).
+  HloModule module("cycle");
+  auto comp = std::make_unique<HloComputation>("e");
+  const Shape scalar = Shape::Scalar(PrimitiveType::F32);
+  auto param = std::make_unique<HloInstruction>(HloOpcode::kParameter, "p", scalar);
+  param->attrs().parameter_number = 0;
+  HloInstruction* p = comp->AddInstruction(std::move(param));
+  comp->SetParameter(0, p);
+  HloInstruction* a =
+      comp->AddInstruction(std::make_unique<HloInstruction>(HloOpcode::kAdd, "a", scalar));
+  HloInstruction* b =
+      comp->AddInstruction(std::make_unique<HloInstruction>(HloOpcode::kAdd, "b", scalar));
+  a->AppendOperand(p);
+  a->AppendOperand(b);
+  b->AppendOperand(p);
+  b->AppendOperand(a);
+  comp->set_root_instruction(b);
+  module.set_entry_computation(module.AddComputation(std::move(comp)));
+  Literal arg(scalar);
+  auto r = Evaluate(module, {arg});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cycle"), std::string::npos) << r.status();
 }
 
 TEST(EvalControl, WhileLoopCountsUpToTheBound) {

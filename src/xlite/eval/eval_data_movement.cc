@@ -581,61 +581,31 @@ absl::StatusOr<ScatterArgs> SplitScatterOperands(const HloInstruction& instr, Op
   return args;
 }
 
-// Runs the combiner on (current values..., update values...) and stores
-// its result(s) into `results` at `to`.
-absl::Status Combine(const HloInstruction& instr, EvalContext& context,
-                     std::vector<Literal>& results, int64_t to, const ScatterArgs& args,
-                     int64_t from) {
-  const size_t n = results.size();
-  std::vector<Literal> scalars;
-  scalars.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    scalars.emplace_back(Shape::Scalar(TypeOf(results[i])));
-    CopyElement(results[i], to, scalars.back(), 0);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    scalars.emplace_back(Shape::Scalar(TypeOf(*args.updates[i])));
-    CopyElement(*args.updates[i], from, scalars.back(), 0);
-  }
-  std::vector<const Literal*> pointers;
-  for (const Literal& s : scalars) pointers.push_back(&s);
-  ASSIGN_OR_RETURN(Literal combined, context.Call(*instr.called_computations()[0], pointers));
-  for (size_t i = 0; i < n; ++i) {
-    const bool is_tuple = combined.shape().IsTuple() && combined.tuple_elements().size() == n;
-    const Literal* value = n == 1 ? &combined : is_tuple ? &combined.tuple_elements()[i] : nullptr;
-    if (value == nullptr || !value->shape().IsArray() || value->element_count() != 1 ||
-        TypeOf(*value) != TypeOf(results[i])) {
-      return Invalid(instr, "the combiner must return ", n, " scalar(s) of the inputs' types");
-    }
-    CopyElement(*value, 0, results[i], to);
-  }
-  return absl::OkStatus();
-}
-
-// Combine() for a whole update window at once, through the combiner lifted
-// to arrays of the window's size.
-absl::Status CombineWindow(const HloInstruction& instr, const HloComputation& lifted,
-                           EvalContext& context, std::vector<Literal>& results,
-                           const std::vector<int64_t>& targets, const ScatterArgs& args,
-                           const std::vector<int64_t>& sources) {
+// Runs `combiner` on (current values..., update values...) of the elements
+// `targets` (in the results) and `sources` (in the updates), and stores its
+// result(s) at `targets`. `combiner` is the scatter's own computation (one
+// element, scalars) or it lifted to arrays of targets.size() elements (the
+// elements of one update window, which are distinct).
+absl::Status Combine(const HloInstruction& instr, const HloComputation& combiner, bool lifted,
+                     EvalContext& context, std::vector<Literal>& results,
+                     const std::vector<int64_t>& targets, const ScatterArgs& args,
+                     const std::vector<int64_t>& sources) {
   const size_t n = results.size();
   const int64_t size = static_cast<int64_t>(targets.size());
-  if (lifted.num_parameters() != static_cast<int64_t>(2 * n)) {
-    return Invalid(instr, "the combiner must take ", 2 * n, " parameters");
-  }
-  std::vector<Literal> arrays;
-  arrays.reserve(2 * n);
+  const std::vector<int64_t> dims = lifted ? std::vector<int64_t>{size} : std::vector<int64_t>{};
+  std::vector<Literal> values;
+  values.reserve(2 * n);
   for (size_t i = 0; i < n; ++i) {
-    arrays.emplace_back(Shape::Array(TypeOf(results[i]), {size}));
-    for (int64_t e = 0; e < size; ++e) CopyElement(results[i], targets[e], arrays.back(), e);
+    values.emplace_back(Shape::Array(TypeOf(results[i]), dims));
+    for (int64_t e = 0; e < size; ++e) CopyElement(results[i], targets[e], values.back(), e);
   }
   for (size_t i = 0; i < n; ++i) {
-    arrays.emplace_back(Shape::Array(TypeOf(*args.updates[i]), {size}));
-    for (int64_t e = 0; e < size; ++e) CopyElement(*args.updates[i], sources[e], arrays.back(), e);
+    values.emplace_back(Shape::Array(TypeOf(*args.updates[i]), dims));
+    for (int64_t e = 0; e < size; ++e) CopyElement(*args.updates[i], sources[e], values.back(), e);
   }
   std::vector<const Literal*> pointers;
-  for (const Literal& a : arrays) pointers.push_back(&a);
-  ASSIGN_OR_RETURN(Literal combined, context.Call(lifted, pointers));
+  for (const Literal& v : values) pointers.push_back(&v);
+  ASSIGN_OR_RETURN(Literal combined, context.Call(combiner, pointers));
   for (size_t i = 0; i < n; ++i) {
     const bool is_tuple = combined.shape().IsTuple() && combined.tuple_elements().size() == n;
     const Literal* value = n == 1 ? &combined : is_tuple ? &combined.tuple_elements()[i] : nullptr;
@@ -730,9 +700,10 @@ absl::StatusOr<Literal> EvalScatter(const HloInstruction& instr, Operands operan
         }));
         // The elements of one window are distinct, so the combiner may run on
         // the whole window at once.
-        if (lifted) return CombineWindow(instr, *lifted, context, results, targets, args, sources);
+        if (lifted) return Combine(instr, *lifted, true, context, results, targets, args, sources);
         for (size_t e = 0; e < targets.size(); ++e) {
-          RETURN_IF_ERROR(Combine(instr, context, results, targets[e], args, sources[e]));
+          RETURN_IF_ERROR(Combine(instr, *instr.called_computations()[0], false, context, results,
+                                  {targets[e]}, args, {sources[e]}));
         }
         return absl::OkStatus();
       }));
@@ -863,14 +834,10 @@ absl::StatusOr<Literal> EvalBitcastConvert(const HloInstruction& instr, Operands
 
 // ------------------------------------------------------ tuples and friends
 
-absl::StatusOr<Literal> MakeTuple(std::vector<Literal> elements) {
-  return Literal::Tuple(std::move(elements));
-}
-
 absl::StatusOr<Literal> EvalTuple(Operands operands) {
   std::vector<Literal> elements;
   for (const Literal* op : operands) elements.push_back(*op);
-  return MakeTuple(std::move(elements));
+  return Literal::Tuple(std::move(elements));
 }
 
 absl::StatusOr<Literal> TupleElement(const HloInstruction& instr, const Literal& tuple,
@@ -983,7 +950,7 @@ absl::StatusOr<Literal> Dispatch(const HloInstruction& instr, Operands operands,
       RETURN_IF_ERROR(ExpectOperandCount(instr, operands, 1));
       std::vector<Literal> elements = {*operands[0], *operands[0],
                                        Literal(Shape::Scalar(PrimitiveType::U32))};
-      return MakeTuple(std::move(elements));
+      return Literal::Tuple(std::move(elements));
     }
     case HloOpcode::kCopyDone:
       RETURN_IF_ERROR(ExpectOperandCount(instr, operands, 1));

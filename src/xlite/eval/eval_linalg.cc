@@ -51,83 +51,6 @@ namespace {
 
 using Complex = std::complex<double>;
 
-// ---------------------------------------------------------------------------
-// Shape checks: after these, every index computed below is in bounds.
-
-bool SameDimensionsAndType(const Shape& a, const Shape& b) {
-  if (a.element_type() != b.element_type()) return false;
-  if (a.IsTuple()) {
-    if (a.tuple_shapes_size() != b.tuple_shapes_size()) return false;
-    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
-      if (!SameDimensionsAndType(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
-    }
-    return true;
-  }
-  return a.dimensions() == b.dimensions();
-}
-
-bool HasUnboundedDimension(const Shape& s) {
-  for (const Shape& e : s.tuple_shapes()) {
-    if (HasUnboundedDimension(e)) return true;
-  }
-  for (int64_t d : s.dimensions()) {
-    if (d < 0) return true;
-  }
-  return false;
-}
-
-// Result arrays beyond this many elements are refused rather than allocated
-// (a huge padding can declare an enormous result from tiny operands).
-constexpr int64_t kMaxResultElements = int64_t{1} << 32;
-
-// Elements of all arrays in `s`, saturating at kMaxResultElements + 1.
-int64_t TotalElements(const Shape& s) {
-  if (s.IsTuple()) {
-    int64_t total = 0;
-    for (const Shape& e : s.tuple_shapes()) {
-      total = std::min(total + TotalElements(e), kMaxResultElements + 1);
-    }
-    return total;
-  }
-  int64_t n = 1;
-  for (int64_t d : s.dimensions()) {
-    if (d == 0) return 0;
-    if (n > (kMaxResultElements + 1) / d) return kMaxResultElements + 1;
-    n *= d;
-  }
-  return n;
-}
-
-// The operand values have their instructions' shapes and the declared result
-// shape is the one XLA infers from them.
-absl::Status CheckShapes(const HloInstruction& instr, absl::Span<const Literal* const> operands) {
-  if (static_cast<int64_t>(operands.size()) != instr.operand_count()) {
-    return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': got ",
-                           operands.size(), " operand values for ", instr.operand_count(),
-                           " operands");
-  }
-  for (int64_t i = 0; i < instr.operand_count(); ++i) {
-    if (!SameDimensionsAndType(operands[i]->shape(), instr.operand(i)->shape())) {
-      return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': operand ", i,
-                             " has value of shape ", operands[i]->shape().ToString(false),
-                             " but is declared ", instr.operand(i)->shape().ToString(false));
-    }
-  }
-  ASSIGN_OR_RETURN(Shape inferred, InferShape(instr));
-  if (!shape_inference::Compatible(inferred, instr.shape())) {
-    return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(),
-                           "': declared shape ", instr.shape().ToString(false),
-                           " does not match the inferred shape ", inferred.ToString(false));
-  }
-  if (HasUnboundedDimension(instr.shape())) return Unsupported(instr, "unbounded dimensions");
-  if (TotalElements(instr.shape()) > kMaxResultElements) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(), "': result ",
-                     instr.shape().ToString(false), " is too large to evaluate"));
-  }
-  return absl::OkStatus();
-}
-
 // A run with an element budget (EvalOptions::max_total_elements) may spend
 // this many multiply-adds per budgeted element in one instruction; beyond it
 // the instruction is refused as too slow instead of running for minutes.
@@ -387,12 +310,9 @@ absl::StatusOr<Literal> EvalScaledDot(const HloInstruction& instr,
   if (operands.size() != 4) {
     return InvalidArgument(Where(instr), "takes lhs, rhs, lhs_scale and rhs_scale");
   }
-  const PrimitiveType result_type = instr.shape().element_type();
-  for (const Literal* op : operands) {
-    if (!IsFloatingPoint(op->shape().element_type()) || !IsFloatingPoint(result_type)) {
-      return Unsupported(instr, "non-floating-point operands or result");
-    }
-  }
+  bool all_floating = IsFloatingPoint(instr.shape().element_type());
+  for (const Literal* op : operands) all_floating &= IsFloatingPoint(op->shape().element_type());
+  if (!all_floating) return Unsupported(instr, "non-floating-point operands or result");
   static const DotDimensionNumbers kNoDimensions;
   const DotDimensionNumbers& dnums =
       instr.attrs().dot_dimension_numbers ? *instr.attrs().dot_dimension_numbers : kNoDimensions;
@@ -486,10 +406,10 @@ class RaggedGroups {
 };
 
 // The lhs index (batch and free coordinates) of an element of a dot's result.
-std::vector<int64_t> LhsIndexOfResult(const MultiIndex& out, int64_t lhs_rank,
-                                      const DotDimensionNumbers& dn, int64_t offset) {
+std::vector<int64_t> LhsIndexOfResult(const std::vector<int64_t>& out, int64_t lhs_rank,
+                                      const DotDimensionNumbers& dn) {
   std::vector<int64_t> index(lhs_rank, 0);
-  size_t k = offset;
+  size_t k = 0;
   for (int64_t d : dn.lhs_batch_dimensions) index[d] = out[k++];
   for (int64_t d = 0; d < lhs_rank; ++d) {
     if (std::find(dn.lhs_batch_dimensions.begin(), dn.lhs_batch_dimensions.end(), d) ==
@@ -502,14 +422,24 @@ std::vector<int64_t> LhsIndexOfResult(const MultiIndex& out, int64_t lhs_rank,
   return index;
 }
 
-// `value` with the elements `keep` rejects set to zero.
-Literal Masked(const Literal& value, const std::function<bool(const std::vector<int64_t>&)>& keep) {
-  Literal out(value.shape());
-  MultiIndex index(value.shape().dimensions());
-  std::vector<int64_t> at(value.shape().rank());
-  for (int64_t i = 0; i < value.element_count(); ++i, index.Next()) {
+// group(index) for every element of `shape`, in row-major order.
+std::vector<int64_t> GroupOfEach(const Shape& shape,
+                                 const std::function<int64_t(const std::vector<int64_t>&)>& group) {
+  std::vector<int64_t> groups(shape.ElementCount());
+  MultiIndex index(shape.dimensions());
+  std::vector<int64_t> at(shape.rank());
+  for (size_t i = 0; i < groups.size(); ++i, index.Next()) {
     for (size_t d = 0; d < at.size(); ++d) at[d] = index[d];
-    if (keep(at)) CopyElement(value, i, out, i);
+    groups[i] = group(at);
+  }
+  return groups;
+}
+
+// `value` with the elements outside group `j` set to zero.
+Literal InGroupOnly(const Literal& value, const std::vector<int64_t>& group_of, int64_t j) {
+  Literal out(value.shape());
+  for (int64_t i = 0; i < value.element_count(); ++i) {
+    if (group_of[i] == j) CopyElement(value, i, out, i);
   }
   return out;
 }
@@ -585,20 +515,23 @@ absl::StatusOr<Literal> EvalRaggedDot(const HloInstruction& instr,
     dims.erase(dims.begin());
     const Shape per_group = Shape::Array(type, dims);
     const int64_t block = per_group.ElementCount();
+    const std::vector<int64_t> lhs_groups =
+        GroupOfEach(lhs.shape(), [&](const std::vector<int64_t>& i) { return groups.GroupOf(i); });
+    const std::vector<int64_t> rhs_groups =
+        GroupOfEach(rhs.shape(), [&](const std::vector<int64_t>& i) {
+          // The lhs coordinates this rhs element meets: its batch and contracting ones.
+          std::vector<int64_t> l(lhs.shape().rank(), 0);
+          for (size_t k = 0; k < dn.lhs_batch_dimensions.size(); ++k) {
+            l[dn.lhs_batch_dimensions[k]] = i[dn.rhs_batch_dimensions[k]];
+          }
+          for (size_t k = 0; k < dn.lhs_contracting_dimensions.size(); ++k) {
+            l[dn.lhs_contracting_dimensions[k]] = i[dn.rhs_contracting_dimensions[k]];
+          }
+          return groups.GroupOf(l);
+        });
     for (int64_t j = 0; j < groups.count(); ++j) {
-      Literal a =
-          Masked(lhs, [&](const std::vector<int64_t>& i) { return groups.GroupOf(i) == j; });
-      Literal b = Masked(rhs, [&](const std::vector<int64_t>& i) {
-        // The lhs coordinates this rhs element meets: its batch and contracting ones.
-        std::vector<int64_t> l(lhs.shape().rank(), 0);
-        for (size_t k = 0; k < dn.lhs_batch_dimensions.size(); ++k) {
-          l[dn.lhs_batch_dimensions[k]] = i[dn.rhs_batch_dimensions[k]];
-        }
-        for (size_t k = 0; k < dn.lhs_contracting_dimensions.size(); ++k) {
-          l[dn.lhs_contracting_dimensions[k]] = i[dn.rhs_contracting_dimensions[k]];
-        }
-        return groups.GroupOf(l) == j;
-      });
+      const Literal a = InGroupOnly(lhs, lhs_groups, j);
+      const Literal b = InGroupOnly(rhs, rhs_groups, j);
       ASSIGN_OR_RETURN(Literal d, dot(per_group, a, b, dn));
       for (int64_t e = 0; e < block; ++e) CopyElement(d, e, result, j * block + e);
     }
@@ -619,13 +552,15 @@ absl::StatusOr<Literal> EvalRaggedDot(const HloInstruction& instr,
   for (auto* dims : {&sliced.rhs_batch_dimensions, &sliced.rhs_contracting_dimensions}) {
     for (int64_t& d : *dims) d -= (!by_batch && d > group_dim) ? 1 : 0;
   }
+  // The group of each result element, from its lhs coordinates.
+  const std::vector<int64_t> group_of = GroupOfEach(shape, [&](const std::vector<int64_t>& out) {
+    return groups.GroupOf(LhsIndexOfResult(out, lhs.shape().rank(), dn));
+  });
   for (int64_t j = 0; j < (by_batch ? 1 : groups.count()); ++j) {
     ASSIGN_OR_RETURN(Literal d, by_batch ? dot(shape, lhs, rhs, dn)
                                          : dot(shape, lhs, SliceOut(rhs, group_dim, j), sliced));
-    MultiIndex out(shape.dimensions());
-    for (int64_t e = 0; e < result.element_count(); ++e, out.Next()) {
-      const int64_t g = groups.GroupOf(LhsIndexOfResult(out, lhs.shape().rank(), dn, 0));
-      if (by_batch ? g >= 0 : g == j) CopyElement(d, e, result, e);
+    for (int64_t e = 0; e < result.element_count(); ++e) {
+      if (by_batch ? group_of[e] >= 0 : group_of[e] == j) CopyElement(d, e, result, e);
     }
   }
   return result;

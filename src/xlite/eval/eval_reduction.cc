@@ -39,91 +39,6 @@ namespace xlite::eval {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Shape checks: after these, every index computed below is in bounds.
-
-bool SameDimensionsAndType(const Shape& a, const Shape& b) {
-  if (a.element_type() != b.element_type()) return false;
-  if (a.IsTuple()) {
-    if (a.tuple_shapes_size() != b.tuple_shapes_size()) return false;
-    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
-      if (!SameDimensionsAndType(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
-    }
-    return true;
-  }
-  return a.dimensions() == b.dimensions();
-}
-
-bool HasUnboundedDimension(const Shape& s) {
-  for (const Shape& e : s.tuple_shapes()) {
-    if (HasUnboundedDimension(e)) return true;
-  }
-  for (int64_t d : s.dimensions()) {
-    if (d < 0) return true;
-  }
-  return false;
-}
-
-// Result arrays beyond this many elements are refused rather than allocated
-// (a huge padding can declare an enormous result from tiny operands).
-constexpr int64_t kMaxResultElements = int64_t{1} << 32;
-
-// Elements of all arrays in `s`, saturating at kMaxResultElements + 1.
-int64_t TotalElements(const Shape& s) {
-  if (s.IsTuple()) {
-    int64_t total = 0;
-    for (const Shape& e : s.tuple_shapes()) {
-      total = std::min(total + TotalElements(e), kMaxResultElements + 1);
-    }
-    return total;
-  }
-  int64_t n = 1;
-  for (int64_t d : s.dimensions()) {
-    if (d == 0) return 0;
-    if (n > (kMaxResultElements + 1) / d) return kMaxResultElements + 1;
-    n *= d;
-  }
-  return n;
-}
-
-// The operand values have their instructions' shapes.
-absl::Status CheckOperandValues(const HloInstruction& instr,
-                                absl::Span<const Literal* const> operands) {
-  if (static_cast<int64_t>(operands.size()) != instr.operand_count()) {
-    return InvalidArgument(Where(instr), "got ", operands.size(), " operand values for ",
-                           instr.operand_count(), " operands");
-  }
-  for (int64_t i = 0; i < instr.operand_count(); ++i) {
-    if (!SameDimensionsAndType(operands[i]->shape(), instr.operand(i)->shape())) {
-      return InvalidArgument(Where(instr), "operand ", i, " has value of shape ",
-                             operands[i]->shape().ToString(false), " but is declared ",
-                             instr.operand(i)->shape().ToString(false));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// The declared result shape is `expected` (XLA's inference), with no unbounded dimension.
-absl::Status CheckDeclaredShape(const HloInstruction& instr, const Shape& expected) {
-  if (!shape_inference::Compatible(expected, instr.shape())) {
-    return InvalidArgument(Where(instr), "declared shape ", instr.shape().ToString(false),
-                           " does not match the inferred shape ", expected.ToString(false));
-  }
-  if (HasUnboundedDimension(instr.shape())) return Unsupported(instr, "unbounded dimensions");
-  if (TotalElements(instr.shape()) > kMaxResultElements) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(), "': result ",
-                     instr.shape().ToString(false), " is too large to evaluate"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckShapes(const HloInstruction& instr, absl::Span<const Literal* const> operands) {
-  RETURN_IF_ERROR(CheckOperandValues(instr, operands));
-  ASSIGN_OR_RETURN(Shape inferred, InferShape(instr));
-  return CheckDeclaredShape(instr, inferred);
-}
-
-// ---------------------------------------------------------------------------
 // Elements.
 
 // Output i of a variadic op: the i-th tuple element, or the result itself.
@@ -212,27 +127,35 @@ class ScalarFunction {
 // Where output o takes its step-c input in the operands, or -1 for the init value.
 using StepIndex = std::function<int64_t(int64_t o, int64_t c)>;
 
-// Returns false (and leaves `result` alone) when called computation 0 does not lift.
-absl::StatusOr<bool> AccumulateOnArrays(const HloInstruction& instr,
-                                        absl::Span<const Literal* const> operands, int64_t outputs,
-                                        int64_t steps, const StepIndex& index, Literal& result,
-                                        EvalContext& context) {
+// The reducer (called computation 0, taking n accumulators then n inputs)
+// lifted to arrays of `outputs` elements; null when it does not lift or there
+// is nothing to gain (a single output).
+std::unique_ptr<HloComputation> LiftedReducer(const HloInstruction& instr, int64_t outputs) {
   const int64_t n = instr.operand_count() / 2;
   const auto& called = instr.called_computations();
   if (outputs < 2 || called.empty() || called[0] == nullptr ||
       called[0]->num_parameters() != 2 * n) {
-    return false;
+    return nullptr;
   }
   std::unique_ptr<HloComputation> lifted = LiftToArrays(*called[0], {outputs});
-  if (!lifted) return false;
+  if (!lifted) return nullptr;
   const HloInstruction* root = lifted->root_instruction();
   if (n > 1 ? root->opcode() != HloOpcode::kTuple || root->operand_count() != n
             : root->opcode() == HloOpcode::kTuple) {
-    return false;
+    return nullptr;
   }
+  return lifted;
+}
+
+// Folds the operands into `result` with `lifted` (from LiftedReducer).
+absl::Status AccumulateOnArrays(const HloInstruction& instr, const HloComputation& lifted,
+                                absl::Span<const Literal* const> operands, int64_t outputs,
+                                int64_t steps, const StepIndex& index, Literal& result,
+                                EvalContext& context) {
+  const int64_t n = instr.operand_count() / 2;
   std::vector<Literal> acc, column;
   for (int64_t i = 0; i < 2 * n; ++i) {
-    Literal value(lifted->parameter_instruction(i)->shape());
+    Literal value(lifted.parameter_instruction(i)->shape());
     if (i < n) {
       for (int64_t o = 0; o < outputs; ++o) ConvertElement(*operands[n + i], 0, value, o);
     }
@@ -248,12 +171,12 @@ absl::StatusOr<bool> AccumulateOnArrays(const HloInstruction& instr,
         ConvertElement(at < 0 ? *operands[n + i] : *operands[i], at < 0 ? 0 : at, column[i], o);
       }
     }
-    ASSIGN_OR_RETURN(Literal next, context.Call(*lifted, args));
+    ASSIGN_OR_RETURN(Literal next, context.Call(lifted, args));
     for (int64_t i = 0; i < n; ++i) {
       Literal& value = n > 1 ? next.tuple_elements()[i] : next;
       if (!value.shape().EqualIgnoringLayout(acc[i].shape())) {
-        return InvalidArgument("computation '", called[0]->name(), "' returned ",
-                               value.shape().ToString(false), " where ",
+        return InvalidArgument("computation '", instr.called_computations()[0]->name(),
+                               "' returned ", value.shape().ToString(false), " where ",
                                acc[i].shape().ToString(false), " was expected");
       }
       acc[i] = std::move(value);
@@ -262,7 +185,7 @@ absl::StatusOr<bool> AccumulateOnArrays(const HloInstruction& instr,
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t o = 0; o < outputs; ++o) ConvertElement(acc[i], o, OutputArray(result, i), o);
   }
-  return true;
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------
@@ -285,15 +208,14 @@ absl::StatusOr<Literal> EvalReduce(const HloInstruction& instr,
   Literal result = ResultLiteral(instr);
   const int64_t outputs = Product(kept_sizes);
   const int64_t reduced_count = Product(reduced_sizes);
-  {
+  if (std::unique_ptr<HloComputation> lifted = LiftedReducer(instr, outputs)) {
     const std::vector<int64_t> kept_offsets = OffsetTable(kept_sizes, kept_strides);
     const std::vector<int64_t> reduced_offsets = OffsetTable(reduced_sizes, reduced_strides);
-    ASSIGN_OR_RETURN(bool done,
-                     AccumulateOnArrays(
-                         instr, operands, outputs, reduced_count,
-                         [&](int64_t o, int64_t c) { return kept_offsets[o] + reduced_offsets[c]; },
-                         result, context));
-    if (done) return result;
+    RETURN_IF_ERROR(AccumulateOnArrays(
+        instr, *lifted, operands, outputs, reduced_count,
+        [&](int64_t o, int64_t c) { return kept_offsets[o] + reduced_offsets[c]; }, result,
+        context));
+    return result;
   }
   ASSIGN_OR_RETURN(ScalarFunction f, ScalarFunction::Bind(instr, 0, n, context));
   MultiIndex out(kept_sizes);
@@ -364,20 +286,23 @@ absl::StatusOr<Literal> EvalReduceWindow(const HloInstruction& instr,
   Literal result = ResultLiteral(instr);
   const Literal& first = OutputArray(result, 0);
   const int64_t outputs = first.element_count();
-  if (outputs * window_count <= (int64_t{1} << 26)) {
+  // The lifted path tabulates every (output, window position); bound its size.
+  std::unique_ptr<HloComputation> lifted;
+  if (outputs * window_count <= (int64_t{1} << 26)) lifted = LiftedReducer(instr, outputs);
+  if (lifted) {
     // Base indices of every (output, window position); -1 for padding.
     std::vector<int64_t> at(outputs * window_count);
     MultiIndex out(first.shape().dimensions());
     for (int64_t o = 0; o < outputs; ++o, out.Next()) {
       MultiIndex k(walker.window_sizes());
-      for (int64_t c = 0; c < window_count; ++c, k.Next())
+      for (int64_t c = 0; c < window_count; ++c, k.Next()) {
         at[o * window_count + c] = walker.BaseIndex(out, k);
+      }
     }
-    ASSIGN_OR_RETURN(bool done, AccumulateOnArrays(
-                                    instr, operands, outputs, window_count,
-                                    [&](int64_t o, int64_t c) { return at[o * window_count + c]; },
-                                    result, context));
-    if (done) return result;
+    RETURN_IF_ERROR(AccumulateOnArrays(
+        instr, *lifted, operands, outputs, window_count,
+        [&](int64_t o, int64_t c) { return at[o * window_count + c]; }, result, context));
+    return result;
   }
   ASSIGN_OR_RETURN(ScalarFunction f, ScalarFunction::Bind(instr, 0, n, context));
   MultiIndex out(first.shape().dimensions());

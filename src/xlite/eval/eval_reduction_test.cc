@@ -8,44 +8,18 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "xlite/eval/eval_test_util.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/text/parser.h"
 
 namespace xlite {
 namespace {
 
-Literal Array(PrimitiveType type, std::vector<int64_t> dims, const std::vector<double>& values) {
-  Literal lit(Shape::Array(type, std::move(dims)));
-  EXPECT_EQ(lit.element_count(), static_cast<int64_t>(values.size()));
-  for (size_t i = 0; i < values.size() && i < static_cast<size_t>(lit.element_count()); ++i) {
-    if (IsInteger(type) || type == PrimitiveType::PRED) {
-      lit.SetInt(i, static_cast<int64_t>(values[i]));
-    } else {
-      lit.SetDouble(i, values[i]);
-    }
-  }
-  return lit;
-}
-
-Literal F32(std::vector<int64_t> dims, const std::vector<double>& values) {
-  return Array(PrimitiveType::F32, std::move(dims), values);
-}
-
-Literal S32(std::vector<int64_t> dims, const std::vector<double>& values) {
-  return Array(PrimitiveType::S32, std::move(dims), values);
-}
-
-std::vector<double> Doubles(const Literal& lit) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < lit.element_count(); ++i) v.push_back(lit.GetDouble(i));
-  return v;
-}
-
-std::vector<int64_t> Ints(const Literal& lit) {
-  std::vector<int64_t> v;
-  for (int64_t i = 0; i < lit.element_count(); ++i) v.push_back(lit.GetInt(i));
-  return v;
-}
+using eval_test::Array;
+using eval_test::Doubles;
+using eval_test::F32;
+using eval_test::Ints;
+using eval_test::S32;
 
 // Scalar computations the tests call.
 constexpr char kComputations[] = R"(HloModule t

@@ -1,10 +1,49 @@
 #include "xlite/eval/eval_util.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "xlite/eval/evaluator.h"
 #include "xlite/ir/opcode.h"
+#include "xlite/verify/shape_inference.h"
 
 namespace xlite::eval {
+
+namespace {
+
+bool HasUnboundedDimension(const Shape& s) {
+  for (const Shape& e : s.tuple_shapes()) {
+    if (HasUnboundedDimension(e)) return true;
+  }
+  for (int64_t d : s.dimensions()) {
+    if (d < 0) return true;
+  }
+  return false;
+}
+
+// Result arrays beyond this many elements are refused rather than allocated
+// (a huge padding can declare an enormous result from tiny operands).
+constexpr int64_t kMaxResultElements = int64_t{1} << 32;
+
+// Elements of all arrays in `s`, saturating at kMaxResultElements + 1.
+int64_t TotalElements(const Shape& s) {
+  if (s.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& e : s.tuple_shapes()) {
+      total = std::min(total + TotalElements(e), kMaxResultElements + 1);
+    }
+    return total;
+  }
+  int64_t n = 1;
+  for (int64_t d : s.dimensions()) {
+    if (d == 0) return 0;
+    if (n > (kMaxResultElements + 1) / d) return kMaxResultElements + 1;
+    n *= d;
+  }
+  return n;
+}
+
+}  // namespace
 
 std::vector<int64_t> OffsetTable(const std::vector<int64_t>& sizes,
                                  const std::vector<int64_t>& strides) {
@@ -19,6 +58,53 @@ std::vector<int64_t> OffsetTable(const std::vector<int64_t>& sizes,
   return offsets;
 }
 
+absl::Status CheckOperandValues(const HloInstruction& instr,
+                                absl::Span<const Literal* const> operands) {
+  if (static_cast<int64_t>(operands.size()) != instr.operand_count()) {
+    return InvalidArgument(Where(instr), "got ", operands.size(), " operand values for ",
+                           instr.operand_count(), " operands");
+  }
+  for (int64_t i = 0; i < instr.operand_count(); ++i) {
+    if (!SameDimensionsAndType(operands[i]->shape(), instr.operand(i)->shape())) {
+      return InvalidArgument(Where(instr), "operand ", i, " has value of shape ",
+                             operands[i]->shape().ToString(false), " but is declared ",
+                             instr.operand(i)->shape().ToString(false));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDeclaredShape(const HloInstruction& instr, const Shape& expected) {
+  if (!shape_inference::Compatible(expected, instr.shape())) {
+    return InvalidArgument(Where(instr), "declared shape ", instr.shape().ToString(false),
+                           " does not match the inferred shape ", expected.ToString(false));
+  }
+  if (HasUnboundedDimension(instr.shape())) return Unsupported(instr, "unbounded dimensions");
+  if (TotalElements(instr.shape()) > kMaxResultElements) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        Where(instr), "result ", instr.shape().ToString(false), " is too large to evaluate"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckShapes(const HloInstruction& instr, absl::Span<const Literal* const> operands) {
+  RETURN_IF_ERROR(CheckOperandValues(instr, operands));
+  ASSIGN_OR_RETURN(Shape inferred, InferShape(instr));
+  return CheckDeclaredShape(instr, inferred);
+}
+
+bool SameDimensionsAndType(const Shape& a, const Shape& b) {
+  if (a.element_type() != b.element_type()) return false;
+  if (a.IsTuple()) {
+    if (a.tuple_shapes_size() != b.tuple_shapes_size()) return false;
+    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
+      if (!SameDimensionsAndType(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  return a.dimensions() == b.dimensions();
+}
+
 std::string Where(const HloInstruction& instr) {
   return absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ");
 }
@@ -29,31 +115,28 @@ Literal ScalarAt(const Literal& array, int64_t i) {
   return scalar;
 }
 
-namespace {
-
-// The computation's instructions, each after its operands.
-std::vector<const HloInstruction*> OperandsFirst(const HloComputation& computation) {
+std::vector<const HloInstruction*> PostOrder(const HloComputation& computation) {
   std::vector<const HloInstruction*> order;
-  absl::flat_hash_map<const HloInstruction*, bool> seen;
+  absl::flat_hash_set<const HloInstruction*> seen;
   for (const auto& start : computation.instructions()) {
-    std::vector<std::pair<const HloInstruction*, size_t>> stack;
-    if (!seen.emplace(start.get(), true).second) continue;
-    stack.push_back({start.get(), 0});
+    if (!seen.insert(start.get()).second) continue;
+    std::vector<std::pair<const HloInstruction*, size_t>> stack = {{start.get(), 0}};
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
-      if (next == static_cast<size_t>(node->operand_count())) {
+      const size_t operands = node->operand_count();
+      if (next == operands + node->control_predecessors().size()) {
         order.push_back(node);
         stack.pop_back();
         continue;
       }
-      const HloInstruction* op = node->operand(next++);
-      if (seen.emplace(op, true).second) stack.push_back({op, 0});
+      const HloInstruction* pred =
+          next < operands ? node->operand(next) : node->control_predecessors()[next - operands];
+      ++next;
+      if (seen.insert(pred).second) stack.push_back({pred, 0});
     }
   }
   return order;
 }
-
-}  // namespace
 
 std::unique_ptr<HloComputation> LiftToArrays(const HloComputation& scalar_computation,
                                              const std::vector<int64_t>& dimensions) {
@@ -84,7 +167,7 @@ std::unique_ptr<HloComputation> LiftToArrays(const HloComputation& scalar_comput
   auto lifted =
       std::make_unique<HloComputation>(absl::StrCat(scalar_computation.name(), ".lifted"));
   absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
-  for (const HloInstruction* instr : OperandsFirst(scalar_computation)) {
+  for (const HloInstruction* instr : PostOrder(scalar_computation)) {
     std::unique_ptr<HloInstruction> copy;
     if (instr->opcode() == HloOpcode::kConstant) {
       // broadcast(constant): the scalar constant stays, its users see an array.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "xlite/ir/computation.h"
 #include "xlite/ir/literal.h"
 #include "xlite/support/status.h"
@@ -20,6 +21,20 @@ namespace xlite::eval {
 
 // "opcode 'name': ", the start of an error about `instr`.
 std::string Where(const HloInstruction& instr);
+
+// Same element types and dimensions (recursively for tuples); layouts ignored.
+bool SameDimensionsAndType(const Shape& a, const Shape& b);
+
+// Shape checks for the families whose index arithmetic relies on them
+// (after these, every index computed from the shapes is in bounds):
+// the operand values have their instructions' shapes;
+absl::Status CheckOperandValues(const HloInstruction& instr,
+                                absl::Span<const Literal* const> operands);
+// the declared result shape is `expected` (XLA's inference), with no
+// unbounded dimension and not too large to allocate;
+absl::Status CheckDeclaredShape(const HloInstruction& instr, const Shape& expected);
+// both, with `expected` inferred from the instruction.
+absl::Status CheckShapes(const HloInstruction& instr, absl::Span<const Literal* const> operands);
 
 // Steps through the multi-indices of `sizes` in row-major order.
 class MultiIndex {
@@ -81,6 +96,10 @@ absl::Status StableMergeSort(std::vector<int64_t>& order, Less less) {
   }
   return absl::OkStatus();
 }
+
+// The computation's instructions, each after its operands and control
+// predecessors (unreachable ones included).
+std::vector<const HloInstruction*> PostOrder(const HloComputation& computation);
 
 // `scalar_computation` rebuilt to act on arrays of `dimensions`: parameters
 // become arrays of their element type, constants are broadcast, and every

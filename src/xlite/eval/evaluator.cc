@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "xlite/eval/eval_util.h"
 #include "xlite/support/status.h"
 
 namespace xlite {
@@ -135,8 +136,13 @@ class DeviceEvaluator : public EvalContext {
     // (built on the fly, e.g. a lifted reducer) may be freed and its address
     // reused, so its plan is not kept.
     std::unique_ptr<Plan> transient;
-    if (comp.parent() == nullptr) transient = MakePlan(comp);
-    const Plan& plan = transient ? *transient : PlanFor(comp);
+    const Plan* cached = nullptr;
+    if (comp.parent() == nullptr) {
+      ASSIGN_OR_RETURN(transient, MakePlan(comp));
+    } else {
+      ASSIGN_OR_RETURN(cached, PlanFor(comp));
+    }
+    const Plan& plan = transient ? *transient : *cached;
     const size_t n = plan.order.size();
     // values[k] holds instruction k's result; parameters are read in place.
     std::vector<Literal> values(n);
@@ -200,15 +206,19 @@ class DeviceEvaluator : public EvalContext {
     int32_t root_slot = 0;
   };
 
-  const Plan& PlanFor(const HloComputation& comp) {
+  absl::StatusOr<const Plan*> PlanFor(const HloComputation& comp) {
     std::unique_ptr<Plan>& cached = plans_[&comp];
-    if (!cached) cached = MakePlan(comp);
-    return *cached;
+    if (!cached) {
+      ASSIGN_OR_RETURN(cached, MakePlan(comp));
+    }
+    return cached.get();
   }
 
-  static std::unique_ptr<Plan> MakePlan(const HloComputation& comp) {
+  // Fails on what the verifier rejects and evaluation cannot survive: a
+  // cycle, an operand from elsewhere, no root.
+  static absl::StatusOr<std::unique_ptr<Plan>> MakePlan(const HloComputation& comp) {
     auto plan = std::make_unique<Plan>();
-    plan->order = PostOrder(comp);
+    plan->order = eval::PostOrder(comp);
     absl::flat_hash_map<const HloInstruction*, int32_t> slot;
     for (size_t k = 0; k < plan->order.size(); ++k) slot[plan->order[k]] = static_cast<int32_t>(k);
     std::vector<int32_t> last_use(plan->order.size(), -1);
@@ -216,11 +226,23 @@ class DeviceEvaluator : public EvalContext {
     plan->release_after.resize(plan->order.size());
     for (size_t k = 0; k < plan->order.size(); ++k) {
       for (const HloInstruction* op : plan->order[k]->operands()) {
-        plan->operand_slots[k].push_back(slot.at(op));
-        last_use[slot.at(op)] = static_cast<int32_t>(k);
+        auto it = slot.find(op);
+        if (it == slot.end() || it->second >= static_cast<int32_t>(k)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "computation '", comp.name(), "': operand '", op->name(), "' of '",
+              plan->order[k]->name(),
+              it == slot.end() ? "' is not in the computation" : "' is part of a cycle"));
+        }
+        plan->operand_slots[k].push_back(it->second);
+        last_use[it->second] = static_cast<int32_t>(k);
       }
     }
-    plan->root_slot = slot.at(comp.root_instruction());
+    auto root = slot.find(comp.root_instruction());
+    if (root == slot.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("computation '", comp.name(), "' has no root instruction"));
+    }
+    plan->root_slot = root->second;
     for (size_t s = 0; s < last_use.size(); ++s) {
       if (last_use[s] >= 0 && static_cast<int32_t>(s) != plan->root_slot) {
         plan->release_after[last_use[s]].push_back(static_cast<int32_t>(s));
@@ -272,34 +294,6 @@ class DeviceEvaluator : public EvalContext {
       return absl::ResourceExhaustedError(
           absl::StrCat("out of memory evaluating '", instr.name(), "'"));
     }
-  }
-
-  static std::vector<const HloInstruction*> PostOrder(const HloComputation& comp) {
-    std::vector<const HloInstruction*> order;
-    absl::flat_hash_map<const HloInstruction*, int> state;
-    for (const auto& start : comp.instructions()) {
-      if (state.contains(start.get())) continue;
-      std::vector<std::pair<const HloInstruction*, size_t>> stack = {{start.get(), 0}};
-      state[start.get()] = 1;
-      while (!stack.empty()) {
-        auto& [node, next] = stack.back();
-        const size_t n_ops = node->operand_count();
-        const size_t n_total = n_ops + node->control_predecessors().size();
-        if (next == n_total) {
-          order.push_back(node);
-          stack.pop_back();
-          continue;
-        }
-        const HloInstruction* pred =
-            next < n_ops ? node->operand(next) : node->control_predecessors()[next - n_ops];
-        ++next;
-        if (!state.contains(pred)) {
-          state[pred] = 1;
-          stack.push_back({pred, 0});
-        }
-      }
-    }
-    return order;
   }
 
   EvalOptions options_;

@@ -72,9 +72,10 @@ std::vector<IndexBound> IndexBounds(const HloComputation& entry) {
       }
       case HloOpcode::kRaggedDot: {
         // Group sizes that together fit the ragged dimension.
-        int64_t p = instr->operand_count() == 3 ? param_number(instr->operand(2)) : -1;
+        if (instr->operand_count() != 3) break;
+        const int64_t p = param_number(instr->operand(2));
         const auto& rn = a.ragged_dot_dimension_numbers;
-        const Shape& sizes = instr->operand(2 % instr->operand_count())->shape();
+        const Shape& sizes = instr->operand(2)->shape();
         if (p < 0 || !rn || rn->lhs_ragged_dimensions.size() != 1 || sizes.rank() < 1) break;
         const Shape& lhs = instr->operand(0)->shape();
         const int64_t dim = rn->lhs_ragged_dimensions[0];

@@ -10,35 +10,22 @@
 #include "gtest/gtest.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/shape_inference.h"
+#include "xlite/verify/shape_inference_test_util.h"
 
 namespace xlite {
 namespace {
 
-// Parses `body` (plus any `computations` before it) as a module and infers
-// the shape of the entry's ROOT instruction.
-absl::StatusOr<Shape> InferRoot(absl::string_view body, absl::string_view computations = "") {
-  auto module =
-      ParseHloModule(absl::StrCat("HloModule m\n\n", computations, "\nENTRY e {\n", body, "\n}\n"));
-  if (!module.ok()) return module.status();
-  return InferShape(*(*module)->entry_computation()->root_instruction());
-}
-
-// The inferred shape as XLA prints it without layout, or the error message.
+// The inferred shape of the ROOT of entry computation `body` (after any
+// `computations`), or the error.
 std::string Infer(absl::string_view body, absl::string_view computations = "") {
-  absl::StatusOr<Shape> shape = InferRoot(body, computations);
-  if (!shape.ok()) return absl::StrCat("error: ", shape.status().message());
-  return shape->ToString(false);
+  return shape_inference_test::InferModuleRoot(
+      absl::StrCat("HloModule m\n\n", computations, "\nENTRY e {\n", body, "\n}\n"));
 }
 
 // Inference of `body` fails with a message containing `needle`.
 ::testing::AssertionResult FailsWith(absl::string_view body, absl::string_view needle,
                                      absl::string_view computations = "") {
-  std::string result = Infer(body, computations);
-  if (absl::StartsWith(result, "error: ") && absl::StrContains(result, needle)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "expected an error containing \"" << needle << "\", got: " << result;
+  return shape_inference_test::IsErrorContaining(Infer(body, computations), needle);
 }
 
 constexpr absl::string_view kAddF32 = R"(
@@ -530,7 +517,8 @@ TEST(DataMovementShapeTest, GetAndSetDimensionSize) {
 // ---------------------------------------------------- leaves and bitcast
 
 TEST(DataMovementShapeTest, DeclaredShapesLoseTheirLayout) {
-  absl::StatusOr<Shape> shape = InferRoot("ROOT p = f32[2,3]{0,1} parameter(0)");
+  absl::StatusOr<Shape> shape = shape_inference_test::InferModuleRootShape(
+      "HloModule m\nENTRY e {\nROOT p = f32[2,3]{0,1} parameter(0)\n}\n");
   ASSERT_TRUE(shape.ok()) << shape.status();
   EXPECT_EQ(shape->ToString(false), "f32[2,3]");
   EXPECT_FALSE(shape->has_layout());

@@ -10,33 +10,20 @@
 #include "gtest/gtest.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/shape_inference.h"
+#include "xlite/verify/shape_inference_test_util.h"
 
 namespace xlite {
 namespace {
 
-// Parses `body` as the entry computation of a module and infers the shape of
-// its ROOT instruction.
-absl::StatusOr<Shape> InferRoot(absl::string_view body) {
-  auto module = ParseHloModule(absl::StrCat("HloModule m\n\nENTRY e {\n", body, "\n}\n"));
-  if (!module.ok()) return module.status();
-  return InferShape(*(*module)->entry_computation()->root_instruction());
-}
-
-// The inferred shape as XLA prints it without layout, or the error message.
+// The inferred shape of the ROOT of entry computation `body`, or the error.
 std::string Infer(absl::string_view body) {
-  absl::StatusOr<Shape> shape = InferRoot(body);
-  if (!shape.ok()) return absl::StrCat("error: ", shape.status().message());
-  return shape->ToString(false);
+  return shape_inference_test::InferModuleRoot(
+      absl::StrCat("HloModule m\n\nENTRY e {\n", body, "\n}\n"));
 }
 
 // Inference of `body` fails with a message containing `needle`.
 ::testing::AssertionResult FailsWith(absl::string_view body, absl::string_view needle) {
-  std::string result = Infer(body);
-  if (absl::StartsWith(result, "error: ") && absl::StrContains(result, needle)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "expected an error containing \"" << needle << "\", got: " << result;
+  return shape_inference_test::IsErrorContaining(Infer(body), needle);
 }
 
 // ------------------------------------------------------------------- unary
@@ -111,8 +98,9 @@ TEST(ElementwiseShapeTest, UnaryRejectsTuples) {
 TEST(ElementwiseShapeTest, CopyAcceptsTuplesAndDropsLayout) {
   EXPECT_EQ(Infer("p = (f32[2], s32[]) parameter(0)\nROOT r = (f32[2], s32[]) copy(p)"),
             "(f32[2], s32[])");
-  absl::StatusOr<Shape> shape =
-      InferRoot("p = f32[2,3]{0,1} parameter(0)\nROOT r = f32[2,3]{1,0} copy(p)");
+  absl::StatusOr<Shape> shape = shape_inference_test::InferModuleRootShape(
+      "HloModule m\nENTRY e {\np = f32[2,3]{0,1} parameter(0)\nROOT r = f32[2,3]{1,0} "
+      "copy(p)\n}\n");
   ASSERT_TRUE(shape.ok()) << shape.status();
   EXPECT_FALSE(shape->has_layout());
 }

@@ -10,27 +10,16 @@
 #include "xlite/ir/module.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/shape_inference.h"
+#include "xlite/verify/shape_inference_test_util.h"
 
 namespace xlite {
 namespace {
 
-// The ENTRY root's inferred shape as text, or "error: <message>".
-std::string InferRoot(absl::string_view hlo) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  if (!module.ok()) return absl::StrCat("parse error: ", module.status().message());
-  const HloInstruction& root = *(*module)->entry_computation()->root_instruction();
-  absl::StatusOr<Shape> shape = InferShape(root);
-  if (!shape.ok()) return absl::StrCat("error: ", shape.status().message());
-  return shape->ToString(false);
-}
+// The ENTRY root's inferred shape as text, or the error.
+std::string InferRoot(absl::string_view hlo) { return shape_inference_test::InferModuleRoot(hlo); }
 
 ::testing::AssertionResult FailsWith(absl::string_view hlo, absl::string_view message) {
-  std::string got = InferRoot(hlo);
-  if (absl::StartsWith(got, "error: ") && absl::StrContains(got, message)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "expected an error containing '" << message << "', got: " << got;
+  return shape_inference_test::IsErrorContaining(InferRoot(hlo), message);
 }
 
 // Called computations the tests share, then an ENTRY computation of `body`.
