@@ -13,6 +13,7 @@
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
 #include "xlite/support/npy.h"
+#include "xlite/stablehlo/import.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/verifier.h"
 
@@ -30,8 +31,13 @@ struct RunFlags {
   int64_t iterations = 1;
   int64_t max_elements = 0;
   int64_t max_seconds = 0;
+  bool split_input_file = false;
   std::string file;
 };
+
+int ExitCode(const absl::Status& s) {
+  return absl::IsUnimplemented(s) ? 3 : absl::IsResourceExhausted(s) ? 4 : 1;
+}
 
 int Fail(const std::string& message) {
   std::cerr << "xlite run: " << message << "\n";
@@ -95,6 +101,8 @@ absl::StatusOr<std::vector<Literal>> LoadInputs(const RunFlags& f, const HloModu
 
 }  // namespace
 
+static int RunModule(const HloModule& module, const RunFlags& f, const std::string& label);
+
 int Run(const std::vector<std::string>& argv) {
   RunFlags f;
   for (const std::string& arg : argv) {
@@ -128,6 +136,8 @@ int Run(const std::vector<std::string>& argv) {
       if (*r) return *r;
     } else if ((r = int_flag("--max_seconds", &f.max_seconds, 0))) {
       if (*r) return *r;
+    } else if (arg == "--split-input-file" || arg == "--split_input_file") {
+      f.split_input_file = true;
     } else if (arg == "--print_literals") {
       f.print_literals = true;
     } else if (auto v = value_of("--output")) {
@@ -144,10 +154,6 @@ int Run(const std::vector<std::string>& argv) {
         absl::StrCat("--backend=", f.backend, " is not available; only 'interpreter' is built"));
   }
   if (f.file.empty()) return Fail("run needs an input file");
-  if (absl::EndsWith(f.file, ".mlir") || absl::EndsWith(f.file, ".mlir.bc")) {
-    return Fail(
-        absl::StrCat("'", f.file, "': StableHLO input is not supported yet; only HLO text (.hlo)"));
-  }
   std::string text;
   {
     std::stringstream ss;
@@ -160,7 +166,31 @@ int Run(const std::vector<std::string>& argv) {
     }
     text = ss.str();
   }
-  auto module = ParseHloModule(text, f.file == "-" ? "<stdin>" : f.file);
+  const std::string label = f.file == "-" ? "<stdin>" : f.file;
+  if (absl::EndsWith(f.file, ".mlir.bc")) {
+    return Fail(absl::StrCat("'", f.file, "': StableHLO bytecode is not supported yet"));
+  }
+  if (absl::EndsWith(f.file, ".mlir")) {
+    // StableHLO: each program (or --split-input-file chunk) runs on its own;
+    // the exit code is the first failure's.
+    std::vector<stablehlo::ImportedProgram> programs =
+        stablehlo::ImportStablehlo(text, label, f.split_input_file);
+    int exit_code = 0;
+    for (stablehlo::ImportedProgram& p : programs) {
+      if (programs.size() > 1) std::cout << "// chunk at line " << p.first_line << "\n";
+      int code;
+      if (!p.module.ok()) {
+        std::cerr << p.module.status().message() << "\n";
+        code = ExitCode(p.module.status());
+      } else {
+        code = RunModule(**p.module, f, label);
+      }
+      if (exit_code == 0) exit_code = code;
+    }
+    return exit_code;
+  }
+  if (f.split_input_file) return Fail("--split-input-file applies to .mlir input");
+  auto module = ParseHloModule(text, label);
   if (!module.ok()) {
     std::cerr << module.status().message() << "\n";
     return 1;
@@ -169,7 +199,11 @@ int Run(const std::vector<std::string>& argv) {
     std::cerr << f.file << ": verifier: " << v.message() << "\n";
     return 1;
   }
-  absl::StatusOr<std::vector<Literal>> args = LoadInputs(f, **module);
+  return RunModule(**module, f, label);
+}
+
+static int RunModule(const HloModule& module, const RunFlags& f, const std::string& label) {
+  absl::StatusOr<std::vector<Literal>> args = LoadInputs(f, module);
   if (!args.ok()) {
     Fail(std::string(args.status().message()));
     return absl::IsUnimplemented(args.status())       ? 3
@@ -188,12 +222,12 @@ int Run(const std::vector<std::string>& argv) {
   absl::StatusOr<std::vector<Literal>> results = absl::UnknownError("not run");
   for (int64_t it = 0; it < f.iterations; ++it) {
     auto start = std::chrono::steady_clock::now();
-    results = EvaluateReplicated(**module, per_device, options);
+    results = EvaluateReplicated(module, per_device, options);
     times_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
     if (!results.ok()) {
-      std::cerr << f.file << ": " << results.status().message() << "\n";
+      std::cerr << label << ": " << results.status().message() << "\n";
       return absl::IsUnimplemented(results.status())       ? 3
              : absl::IsResourceExhausted(results.status()) ? 4
                                                            : 1;

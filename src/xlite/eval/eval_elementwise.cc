@@ -236,6 +236,8 @@ std::optional<C> ComplexUnary(HloOpcode op, C z) {
       return std::sqrt(z);
     case HloOpcode::kRsqrt:
       return C{1} / std::sqrt(z);
+    case HloOpcode::kCbrt:  // principal cube root
+      return std::pow(z, C{F{1} / F{3}});
     case HloOpcode::kExp:
       return std::exp(z);
     case HloOpcode::kExpm1:
@@ -298,6 +300,10 @@ std::optional<C> ComplexBinary(HloOpcode op, C x, C y) {
       return x / y;
     case HloOpcode::kPower:
       return ComplexPower(x, y);
+    case HloOpcode::kMaximum:  // lexicographic on (real, imag), as StableHLO defines it
+      return std::pair(x.real(), x.imag()) < std::pair(y.real(), y.imag()) ? y : x;
+    case HloOpcode::kMinimum:
+      return std::pair(y.real(), y.imag()) < std::pair(x.real(), x.imag()) ? y : x;
     case HloOpcode::kAtan2: {
       // atan2(y, x) = -i * log((x + i*y) / sqrt(x^2 + y^2)), lhs is y.
       const C i{0, 1};
@@ -701,12 +707,14 @@ absl::StatusOr<Literal> EvalClamp(const HloInstruction& instr, Operands operands
       const double l = ReadFloatAsDouble(*lo.literal, lo.At(i));
       const double v = ReadFloatAsDouble(*x.literal, x.At(i));
       const double h = ReadFloatAsDouble(*hi.literal, hi.At(i));
+      // max(x, lo) first, then min with hi: hi wins when lo > hi.
+      const Input& low_clamped = v < l ? lo : x;
+      const double m = v < l ? l : v;
       const Input& pick = std::isnan(l)   ? lo
                           : std::isnan(v) ? x
                           : std::isnan(h) ? hi
-                          : v < l         ? lo
-                          : h < v         ? hi
-                                          : x;
+                          : h < m         ? hi
+                                          : low_clamped;
       CopyElement(*pick.literal, pick.At(i), out, i);
     }
     return out;

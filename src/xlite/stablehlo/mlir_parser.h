@@ -1,0 +1,41 @@
+// Reads MLIR text as StableHLO programs use it (pretty and generic op syntax,
+// func/check/chlo/interpreter ops, builtin and #stablehlo attributes) into the
+// generic-operation layer of mlir.h. Errors name file:line:col.
+#ifndef XLITE_STABLEHLO_MLIR_PARSER_H_
+#define XLITE_STABLEHLO_MLIR_PARSER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "xlite/ir/primitive_type.h"
+#include "xlite/stablehlo/mlir.h"
+
+namespace xlite::mlir {
+
+// Parses a whole file; returns a "builtin.module" operation. Top-level
+// func.func ops without a module are wrapped in one, as MLIR tools do.
+absl::StatusOr<OwningOp> ParseMlir(absl::string_view text, absl::string_view filename,
+                                   int first_line = 1);
+
+// One `// -----` chunk of a file (MLIR's --split-input-file).
+struct SourceChunk {
+  std::string text;
+  int first_line = 1;  // line of the chunk's first line in the whole file
+};
+std::vector<SourceChunk> SplitInputFile(absl::string_view text);
+
+// Element type spelling -> HLO element type: f32 -> F32, i1 -> PRED, ui8 -> U8,
+// complex<f64> -> C128; quantized types give their storage type.
+std::optional<PrimitiveType> PrimitiveTypeOf(absl::string_view element);
+
+// Parses the body of an attribute as written (e.g. a #stablehlo.conv struct's
+// raw text); used by the lowering and the bytecode reader.
+absl::StatusOr<Attribute> ParseAttributeText(absl::string_view text);
+absl::StatusOr<Type> ParseTypeText(absl::string_view text);
+
+}  // namespace xlite::mlir
+
+#endif  // XLITE_STABLEHLO_MLIR_PARSER_H_
