@@ -4,7 +4,8 @@
 //   check.expect_almost_eq |actual - expected| <= tolerance (default 1e-4)
 //   check.expect_close     ULP distance in [min_ulp_difference, max_ulp_difference]
 //                          (default [0, 3]), per component for complex
-//   check.eq               exact equality; returns tensor<i1> true
+//   check.eq               expect_eq on integers, expect_almost_eq on floats;
+//                          returns tensor<i1> true
 // Integers and booleans compare exactly under every check. A failing check is
 // an error naming the check's file:line:col and a few differing elements.
 #ifndef XLITE_STABLEHLO_CHECK_OPS_H_

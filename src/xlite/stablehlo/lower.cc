@@ -1287,8 +1287,200 @@ absl::StatusOr<Lowering::Results> Lowering::LowerChlo(const Operation& op, Scope
   return OpUnsupported(op, absl::StrCat("operation '", op.name, "'"));
 }
 
+// ---- Quantized types: values live in their storage type; ops on them run
+// as dequantize -> op in the expressed type -> quantize, as the StableHLO
+// spec's dequantize_op_quantize defines them.
+
+struct QuantType {
+  PrimitiveType storage = PrimitiveType::S8;
+  PrimitiveType expressed = PrimitiveType::F32;
+  std::string expressed_name = "f32";
+  int64_t storage_min = 0, storage_max = 0;
+  int64_t axis = -1;  // per-axis quantization dimension
+  std::vector<double> scales;
+  std::vector<int64_t> zero_points;
+};
+
+// !quant.uniform<i8:f32, 0.5:-1>, <i8<-127:127>:f32, 0.5>, <i8:f32:1, {0.5:1, 0.25:2}>
+absl::StatusOr<QuantType> ParseQuantType(const std::string& text) {
+  auto bad = [&] { return absl::InvalidArgumentError(absl::StrCat("bad quantized type ", text)); };
+  if (!absl::StartsWith(text, "!quant.uniform<") || text.back() != '>') {
+    return absl::UnimplementedError(absl::StrCat("quantized type ", text, " is unsupported"));
+  }
+  std::string body = text.substr(15, text.size() - 16);
+  QuantType q;
+  size_t p = 0;
+  while (p < body.size() && std::isalnum(static_cast<unsigned char>(body[p]))) ++p;
+  std::optional<PrimitiveType> storage = mlir::PrimitiveTypeOf(body.substr(0, p));
+  if (!storage || !IsInteger(*storage)) return bad();
+  q.storage = *storage;
+  const int bits = PrimitiveBitWidth(q.storage);
+  q.storage_min = IsSignedInt(q.storage) ? -(int64_t{1} << (bits - 1)) : 0;
+  q.storage_max = IsSignedInt(q.storage) ? (int64_t{1} << (bits - 1)) - 1
+                                         : static_cast<int64_t>((uint64_t{1} << bits) - 1);
+  if (p < body.size() && body[p] == '<') {
+    size_t end = body.find('>', p);
+    if (end == std::string::npos) return bad();
+    std::pair<std::string, std::string> mm = absl::StrSplit(body.substr(p + 1, end - p - 1),
+                                                            absl::MaxSplits(':', 1));
+    if (!absl::SimpleAtoi(mm.first, &q.storage_min) || !absl::SimpleAtoi(mm.second, &q.storage_max)) {
+      return bad();
+    }
+    p = end + 1;
+  }
+  if (p >= body.size() || body[p] != ':') return bad();
+  size_t comma = body.find(',', p);
+  if (comma == std::string::npos) return bad();
+  std::vector<std::string> head = absl::StrSplit(body.substr(p + 1, comma - p - 1), ':');
+  q.expressed_name = std::string(absl::StripAsciiWhitespace(head[0]));
+  std::optional<PrimitiveType> expressed = mlir::PrimitiveTypeOf(q.expressed_name);
+  if (!expressed || !IsFloatingPoint(*expressed)) return bad();
+  q.expressed = *expressed;
+  if (head.size() == 2 && !absl::SimpleAtoi(head[1], &q.axis)) return bad();
+  std::string params(absl::StripAsciiWhitespace(body.substr(comma + 1)));
+  if (!params.empty() && params.front() == '{') {
+    if (params.back() != '}') return bad();
+    params = params.substr(1, params.size() - 2);
+  }
+  for (absl::string_view one : absl::StrSplit(params, ',', absl::SkipEmpty())) {
+    std::vector<std::string> sz = absl::StrSplit(absl::StripAsciiWhitespace(one), ':');
+    double scale;
+    int64_t zp = 0;
+    if (sz.empty() || !absl::SimpleAtod(sz[0], &scale) ||
+        (sz.size() > 1 && !absl::SimpleAtoi(sz[1], &zp))) {
+      return bad();
+    }
+    q.scales.push_back(scale);
+    q.zero_points.push_back(zp);
+  }
+  if (q.scales.empty() || (q.axis < 0 && q.scales.size() != 1)) return bad();
+  return q;
+}
+
+// `values` (one, or one per element along q.axis) as a constant shaped like `like`.
+absl::StatusOr<HloInstruction*> QuantParam(HloEmitter& e, HloInstruction* like, const QuantType& q,
+                                           const std::vector<double>& values) {
+  const PrimitiveType type = q.expressed;
+  if (q.axis < 0) {
+    ASSIGN_OR_RETURN(HloInstruction * scalar, e.Splat(like, values[0]));
+    return scalar;
+  }
+  if (q.axis >= like->shape().rank() ||
+      like->shape().dimensions()[q.axis] != static_cast<int64_t>(values.size())) {
+    return absl::InvalidArgumentError("per-axis quantization parameters do not match the shape");
+  }
+  Literal lit(Shape::Array(type, {static_cast<int64_t>(values.size())}));
+  for (size_t i = 0; i < values.size(); ++i) lit.SetDouble(static_cast<int64_t>(i), values[i]);
+  ASSIGN_OR_RETURN(HloInstruction * c, e.Constant(std::move(lit)));
+  Shape shape = like->shape();
+  shape.set_element_type(type);
+  return e.Broadcast(c, shape, {q.axis});
+}
+
+absl::StatusOr<HloInstruction*> Dequantize(HloEmitter& e, HloInstruction* x, const QuantType& q) {
+  ASSIGN_OR_RETURN(HloInstruction * f, e.Convert(x, q.expressed));
+  std::vector<double> zps(q.zero_points.begin(), q.zero_points.end());
+  ASSIGN_OR_RETURN(HloInstruction * zp, QuantParam(e, f, q, zps));
+  ASSIGN_OR_RETURN(HloInstruction * scale, QuantParam(e, f, q, q.scales));
+  ASSIGN_OR_RETURN(HloInstruction * centered, e.Op(HloOpcode::kSubtract, {f, zp}));
+  return e.Op(HloOpcode::kMultiply, {centered, scale});
+}
+
+absl::StatusOr<HloInstruction*> Quantize(HloEmitter& e, HloInstruction* x, const QuantType& q) {
+  ASSIGN_OR_RETURN(HloInstruction * f, e.Convert(x, q.expressed));
+  std::vector<double> zps(q.zero_points.begin(), q.zero_points.end());
+  ASSIGN_OR_RETURN(HloInstruction * scale, QuantParam(e, f, q, q.scales));
+  ASSIGN_OR_RETURN(HloInstruction * zp, QuantParam(e, f, q, zps));
+  ASSIGN_OR_RETURN(HloInstruction * scaled, e.Op(HloOpcode::kDivide, {f, scale}));
+  ASSIGN_OR_RETURN(HloInstruction * rounded, e.Op(HloOpcode::kRoundNearestEven, {scaled}));
+  ASSIGN_OR_RETURN(HloInstruction * shifted, e.Op(HloOpcode::kAdd, {rounded, zp}));
+  ASSIGN_OR_RETURN(HloInstruction * lo, e.Splat(f, static_cast<double>(q.storage_min)));
+  ASSIGN_OR_RETURN(HloInstruction * hi, e.Splat(f, static_cast<double>(q.storage_max)));
+  ASSIGN_OR_RETURN(HloInstruction * clamped, e.Op(HloOpcode::kClamp, {lo, shifted, hi}));
+  return e.Convert(clamped, q.storage);
+}
+
+absl::StatusOr<QuantType> QuantOf(const Operation& op, const mlir::Type& t) {
+  absl::StatusOr<QuantType> q = ParseQuantType(t.element);
+  if (!q.ok()) return AtOp(op, q.status());
+  return q;
+}
+
 absl::StatusOr<Lowering::Results> Lowering::LowerQuantized(const Operation& op, Scope& s) {
-  return OpUnsupported(op, "quantized types");
+  if (op.name == "stablehlo.constant") {
+    const Attribute* value = op.attr("value");
+    if (value == nullptr || value->kind != AK::kDense) return OpError(op, "missing dense value");
+    ASSIGN_OR_RETURN(HloInstruction * h, s.e.Constant(*value->literal));
+    return Results{h};
+  }
+  ASSIGN_OR_RETURN(Results operands, Operands(op, s));
+  if (op.name == "stablehlo.uniform_quantize" || op.name == "stablehlo.uniform_dequantize") {
+    if (operands.size() != 1 || op.results.size() != 1) return OpError(op, "takes one operand");
+    HloInstruction* x = operands[0];
+    const Value* in = op.operands[0];
+    if (IsQuantized(in->type)) {
+      ASSIGN_OR_RETURN(QuantType q, QuantOf(op, in->type));
+      absl::StatusOr<HloInstruction*> d = Dequantize(s.e, x, q);
+      if (!d.ok()) return AtOp(op, d.status());
+      x = *d;
+    }
+    const mlir::Type& out = op.results[0]->type;
+    absl::StatusOr<HloInstruction*> r;
+    if (IsQuantized(out)) {
+      ASSIGN_OR_RETURN(QuantType q, QuantOf(op, out));
+      r = Quantize(s.e, x, q);
+    } else {
+      ASSIGN_OR_RETURN(Shape shape, ShapeOf(out));
+      r = s.e.Convert(x, shape.element_type());
+    }
+    if (!r.ok()) return AtOp(op, r.status());
+    return Results{*r};
+  }
+  if (!op.regions.empty()) return OpUnsupported(op, "a quantized operation with regions");
+  // The same op on dequantized values, with expressed-type results.
+  auto as_expressed = [&](const mlir::Type& t) -> absl::StatusOr<mlir::Type> {
+    if (!IsQuantized(t)) return t;
+    ASSIGN_OR_RETURN(QuantType q, QuantOf(op, t));
+    mlir::Type f = t;
+    f.element = q.expressed_name;
+    return f;
+  };
+  Operation float_op;
+  float_op.name = op.name;
+  float_op.attributes = op.attributes;
+  float_op.loc = op.loc;
+  std::vector<std::unique_ptr<Value>> temps;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    auto v = std::make_unique<Value>(*op.operands[i]);
+    ASSIGN_OR_RETURN(v->type, as_expressed(op.operands[i]->type));
+    HloInstruction* h = operands[i];
+    if (IsQuantized(op.operands[i]->type)) {
+      ASSIGN_OR_RETURN(QuantType q, QuantOf(op, op.operands[i]->type));
+      absl::StatusOr<HloInstruction*> d = Dequantize(s.e, h, q);
+      if (!d.ok()) return AtOp(op, d.status());
+      h = *d;
+    }
+    s.values[v.get()] = h;
+    float_op.operands.push_back(v.get());
+    temps.push_back(std::move(v));
+  }
+  for (const auto& r : op.results) {
+    auto v = std::make_unique<Value>(*r);
+    ASSIGN_OR_RETURN(v->type, as_expressed(r->type));
+    v->defining_op = &float_op;
+    float_op.results.push_back(std::move(v));
+  }
+  absl::StatusOr<Results> results = LowerOp(float_op, s);
+  for (const auto& v : temps) s.values.erase(v.get());
+  if (!results.ok()) return results.status();
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    if (!IsQuantized(op.results[i]->type)) continue;
+    ASSIGN_OR_RETURN(QuantType q, QuantOf(op, op.results[i]->type));
+    absl::StatusOr<HloInstruction*> h = Quantize(s.e, (*results)[i], q);
+    if (!h.ok()) return AtOp(op, h.status());
+    (*results)[i] = *h;
+  }
+  return results;
 }
 
 }  // namespace

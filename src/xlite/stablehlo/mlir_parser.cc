@@ -806,7 +806,9 @@ absl::StatusOr<Literal> Parser::BuildDenseLiteral(size_t pos, const std::vector<
   if (!type.IsStatic()) return ErrorAt(pos, "dense attribute with a dynamic shape");
   std::optional<PrimitiveType> et = PrimitiveTypeOf(type.element);
   if (!et) {
-    return ErrorAt(pos, absl::StrCat("unsupported element type '", type.element, "' in dense"));
+    absl::Status s = ErrorAt(pos, absl::StrCat("element type '", type.element,
+                                               "' of a dense attribute is unsupported"));
+    return absl::UnimplementedError(s.message());
   }
   int64_t n = 1;
   for (int64_t d : type.dims) {
