@@ -22,8 +22,11 @@ FUZZER=$1
 SECONDS_TO_RUN=$2
 shift 2
 
-CORPUS_SRC=../shared/corpus/xla
-DICT=tests/fuzz/hlo.dict
+# Defaults fuzz the HLO parser; the MLIR reader sets FUZZ_CORPUS,
+# FUZZ_SEED_NAME and FUZZ_DICT.
+CORPUS_SRC=${FUZZ_CORPUS:-../shared/corpus/xla}
+SEED_NAME=${FUZZ_SEED_NAME:-*.hlo}
+DICT=${FUZZ_DICT:-tests/fuzz/hlo.dict}
 ARTIFACTS=fuzz-artifacts
 MAX_SEED_BYTES=65536
 
@@ -48,13 +51,13 @@ trap 'rm -rf "$WORK"' EXIT
 CORPUS="$WORK/corpus"
 mkdir -p "$CORPUS" "$ARTIFACTS"
 
-# Seed corpus: small .hlo files, flattened into one folder.
+# Seed corpus: small $SEED_NAME files, flattened into one folder.
 nseeds=0
 while IFS= read -r -d '' f; do
   rel=${f#"$CORPUS_SRC"/}
   cp "$f" "$CORPUS/${rel//\//__}"
   nseeds=$((nseeds + 1))
-done < <(find "$CORPUS_SRC" -type f -name '*.hlo' -size -"${MAX_SEED_BYTES}"c -print0)
+done < <(find "$CORPUS_SRC" -type f -name "$SEED_NAME" -size -"${MAX_SEED_BYTES}"c -print0)
 echo "fuzz: $nseeds seed files (< $MAX_SEED_BYTES bytes) from $CORPUS_SRC," \
      "dictionary $DICT, ${SECONDS_TO_RUN}s"
 

@@ -55,7 +55,8 @@ struct Type {
 };
 
 struct Attribute;
-using NamedAttribute = std::pair<std::string, Attribute>;
+// A key and its attribute (a struct, not std::pair: Attribute is incomplete here).
+struct NamedAttribute;
 
 struct Attribute {
   enum class Kind {
@@ -97,6 +98,13 @@ struct Attribute {
   static Attribute BoolArray(std::vector<bool> v);    // array<i1: ...>
   static Attribute Enum(std::string name, std::string value);
   const Attribute* Field(absl::string_view key) const;  // kDict/kStruct
+};
+
+struct NamedAttribute {
+  NamedAttribute() = default;
+  NamedAttribute(std::string key, Attribute value) : first(std::move(key)), second(std::move(value)) {}
+  std::string first;
+  Attribute second;
 };
 
 struct Operation;

@@ -776,7 +776,10 @@ absl::Status SetDenseElement(Literal& lit, int64_t i, const DenseItem& item, Pri
   bool ok = absl::StartsWith(digits, "0x") ? absl::SimpleHexAtoi(digits, &u)
                                            : absl::SimpleAtoi(digits, &u);
   if (!ok) return absl::InvalidArgumentError(absl::StrCat("bad integer value '", text, "'"));
-  v = neg ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
+  if (neg && u > (uint64_t{1} << 63)) {
+    return absl::InvalidArgumentError(absl::StrCat("value ", text, " out of range"));
+  }
+  v = static_cast<int64_t>(neg ? uint64_t{0} - u : u);
   const int width = PrimitiveBitWidth(type);
   if (type == PrimitiveType::PRED) {
     if (u > 1 || neg) return absl::InvalidArgumentError(absl::StrCat("bad i1 value '", text, "'"));
