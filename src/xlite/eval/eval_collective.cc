@@ -146,10 +146,12 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> DeviceGroups(
         }
         break;
       case GroupMode::kCrossReplicaAndPartition: {
+        // Partition-major, as the StableHLO spec and XLA order the participants:
+        // (r0, p0), (r1, p0), ..., (r0, p1), ...
         std::vector<int64_t>& group = groups.emplace_back();
-        for (int64_t r : list) {
-          RETURN_IF_ERROR(CheckId(r, replicas, "replica"));
-          for (int64_t p = 0; p < partitions; ++p) group.push_back(r * partitions + p);
+        for (int64_t r : list) RETURN_IF_ERROR(CheckId(r, replicas, "replica"));
+        for (int64_t p = 0; p < partitions; ++p) {
+          for (int64_t r : list) group.push_back(r * partitions + p);
         }
         break;
       }

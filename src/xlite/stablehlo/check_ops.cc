@@ -12,6 +12,8 @@
 #include "absl/strings/str_split.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/ir/float_format.h"
+#include "xlite/support/status.h"
+#include "xlite/text/parser.h"
 
 namespace xlite::stablehlo {
 namespace {
@@ -151,6 +153,52 @@ absl::Status RunCheck(const HloInstruction& check, const Literal& actual,
       examples));
 }
 
+// interpreter.run_parallel: backend_config is "RxP\n<HLO module text>"; the
+// operands are the programs' arguments, device after device (replica-major),
+// and so are the results.
+absl::StatusOr<Literal> RunParallel(const HloInstruction& call,
+                                    absl::Span<const Literal* const> operands) {
+  const std::string& config = call.attrs().backend_config;
+  const size_t newline = config.find('\n');
+  int64_t replicas = 0, partitions = 0;
+  std::pair<std::string, std::string> grid =
+      absl::StrSplit(config.substr(0, newline), absl::MaxSplits('x', 1));
+  if (newline == std::string::npos || !absl::SimpleAtoi(grid.first, &replicas) ||
+      !absl::SimpleAtoi(grid.second, &partitions) || replicas < 1 || partitions < 1) {
+    return absl::InvalidArgumentError("interpreter.run_parallel: bad backend_config");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> program,
+                   ParseHloModule(config.substr(newline + 1), "<run_parallel program>"));
+  const int64_t devices = replicas * partitions;
+  const int64_t per_device = program->entry_computation()->num_parameters();
+  if (static_cast<int64_t>(operands.size()) != devices * per_device) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interpreter.run_parallel: ", operands.size(), " operands for ", devices,
+        " processes of ", per_device, " arguments"));
+  }
+  std::vector<std::vector<Literal>> args(devices);
+  for (int64_t d = 0; d < devices; ++d) {
+    for (int64_t i = 0; i < per_device; ++i) args[d].push_back(*operands[d * per_device + i]);
+  }
+  EvalOptions options;
+  options.replica_count = replicas;
+  options.num_partitions = partitions;
+  ASSIGN_OR_RETURN(std::vector<Literal> results, EvaluateReplicated(*program, args, options));
+  std::vector<Literal> flat;
+  const bool tuple_result = program->entry_computation()->root_instruction()->shape().IsTuple();
+  for (Literal& r : results) {
+    if (tuple_result) {
+      for (Literal& e : r.tuple_elements()) flat.push_back(std::move(e));
+    } else {
+      flat.push_back(std::move(r));
+    }
+  }
+  if (static_cast<int64_t>(flat.size()) != call.shape().tuple_shapes_size()) {
+    return absl::InvalidArgumentError("interpreter.run_parallel: result count mismatch");
+  }
+  return Literal::Tuple(std::move(flat));
+}
+
 void RegisterCheckTargets() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -169,6 +217,7 @@ void RegisterCheckTargets() {
             return result;
           });
     }
+    RegisterCustomCallTarget("interpreter.run_parallel", RunParallel);
   });
 }
 

@@ -15,6 +15,7 @@
 #include "xlite/stablehlo/hlo_emitter.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/support/status.h"
+#include "xlite/text/printer.h"
 #include "xlite/verify/shape_inference.h"
 
 namespace xlite::stablehlo {
@@ -285,6 +286,7 @@ class Lowering {
   absl::StatusOr<Results> LowerDynamic(const Operation& op, Scope& s);
   absl::StatusOr<Results> LowerChlo(const Operation& op, Scope& s);
   absl::StatusOr<Results> LowerQuantized(const Operation& op, Scope& s);
+  absl::StatusOr<Results> LowerRunParallel(const Operation& op, Scope& s);
   absl::StatusOr<HloInstruction*> DropExpandedDims(const Operation& op, Scope& s,
                                                    HloInstruction* x, std::vector<int64_t>& dims,
                                                    const Shape& result);
@@ -390,6 +392,7 @@ absl::StatusOr<HloComputation*> Lowering::LowerRegion(
   }
   const Block& block = *region.blocks[0];
   auto comp = std::make_unique<HloComputation>(absl::StrCat(name, ".", counter_++));
+  comp->set_parent(module_);  // shape inference reads the module's replica/partition counts
   Scope s{HloEmitter(comp.get(), &counter_), {}};
   if (style == Params::kFlat) {
     for (size_t i = 0; i < block.arguments.size(); ++i) {
@@ -517,6 +520,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerOp(const Operation& op, Scope& 
     return LowerCheck(op, s);
   }
   if (absl::StartsWith(name, "chlo.")) return LowerChlo(op, s);
+  if (name == "interpreter.run_parallel") return LowerRunParallel(op, s);
   if (name == "func.call" || name == "stablehlo.composite") {
     const Attribute* callee = op.attr(name == "func.call" ? "callee" : "decomposition");
     if (callee == nullptr || callee->kind != AK::kSymbol) return OpError(op, "missing callee");
@@ -1133,8 +1137,45 @@ absl::StatusOr<Lowering::Results> Lowering::LowerCollective(const Operation& op,
     instr = New(s, HloOpcode::kAllToAll, operands);
     ASSIGN_OR_RETURN(int64_t split, Int(op, "split_dimension"));
     ASSIGN_OR_RETURN(int64_t concat, Int(op, "concat_dimension"));
-    if (split != concat) {
-      return OpUnsupported(op, "all_to_all with split_dimension != concat_dimension");
+    if (split != concat || operands.size() != 1) {
+      // Per operand: a tuple-form all-to-all of split_count slices, then the
+      // pieces concatenated along concat_dimension (chunk i goes to process i).
+      instr->DetachFromOperands();
+      ASSIGN_OR_RETURN(int64_t count, Int(op, "split_count"));
+      Results outs;
+      for (size_t j = 0; j < operands.size(); ++j) {
+        const Shape& in = operands[j]->shape();
+        if (count < 1 || split < 0 || split >= in.rank() || in.dimensions()[split] % count != 0) {
+          return OpError(op, "split_dimension must divide into split_count chunks");
+        }
+        const int64_t chunk = in.dimensions()[split] / count;
+        Results slices;
+        for (int64_t i = 0; i < count; ++i) {
+          auto slice = New(s, HloOpcode::kSlice, {operands[j]});
+          for (int64_t d = 0; d < in.rank(); ++d) {
+            const bool cut = d == split;
+            slice->attrs().slice.push_back(
+                {cut ? i * chunk : 0, cut ? (i + 1) * chunk : in.dimensions()[d], 1});
+          }
+          absl::StatusOr<HloInstruction*> h = s.e.Add(std::move(slice));
+          if (!h.ok()) return AtOp(op, h.status());
+          slices.push_back(*h);
+        }
+        auto exchange = New(s, HloOpcode::kAllToAll, slices);
+        if (op.attr("replica_groups") != nullptr) {
+          ASSIGN_OR_RETURN(exchange->attrs().replica_groups, GroupsOf(op));
+        }
+        channel(exchange.get());
+        absl::StatusOr<HloInstruction*> h = s.e.Add(std::move(exchange));
+        if (!h.ok()) return AtOp(op, h.status());
+        ASSIGN_OR_RETURN(Results parts, Unpack(s, *h, count));
+        auto concat_instr = New(s, HloOpcode::kConcatenate, parts);
+        concat_instr->attrs().dimensions = std::vector<int64_t>{concat};
+        ASSIGN_OR_RETURN(Shape result, ShapeOf(op.results[j]->type));
+        ASSIGN_OR_RETURN(HloInstruction * out, Finish(op, s, std::move(concat_instr), result));
+        outs.push_back(out);
+      }
+      return outs;
     }
     instr->attrs().dimensions = std::vector<int64_t>{split};
   } else if (short_name == "collective_permute" || short_name == "collective_broadcast") {
@@ -1285,6 +1326,55 @@ absl::StatusOr<Lowering::Results> Lowering::LowerChlo(const Operation& op, Scope
     return Results{*h};
   }
   return OpUnsupported(op, absl::StrCat("operation '", op.name, "'"));
+}
+
+// ---- interpreter.run_parallel: programs[r][p] runs as replica r, partition p.
+// The program becomes a module of its own, carried as HLO text in the
+// "interpreter.run_parallel" custom call that check_ops.cc evaluates on
+// replicas x partitions simulated devices.
+absl::StatusOr<Lowering::Results> Lowering::LowerRunParallel(const Operation& op, Scope& s) {
+  if (op.attr("infeed") != nullptr) return OpUnsupported(op, "run_parallel with infeed");
+  const Attribute* programs = op.attr("programs");
+  if (programs == nullptr || programs->kind != AK::kArray || programs->elements.empty()) {
+    return OpError(op, "expects programs = [[@f, ...], ...]");
+  }
+  std::string program;
+  const int64_t replicas = static_cast<int64_t>(programs->elements.size());
+  int64_t partitions = -1;
+  for (const Attribute& row : programs->elements) {
+    if (row.kind != AK::kArray || row.elements.empty()) {
+      return OpError(op, "expects programs = [[@f, ...], ...]");
+    }
+    if (partitions >= 0 && static_cast<int64_t>(row.elements.size()) != partitions) {
+      return OpError(op, "every row of programs needs the same length");
+    }
+    partitions = static_cast<int64_t>(row.elements.size());
+    for (const Attribute& f : row.elements) {
+      if (f.kind != AK::kSymbol) return OpError(op, "programs must be symbols");
+      if (program.empty()) program = f.text;
+      if (f.text != program) return OpUnsupported(op, "run_parallel with different programs");
+    }
+  }
+  auto sub = std::make_unique<HloModule>(program);
+  sub->config().replica_count = replicas;
+  sub->config().num_partitions = partitions;
+  Lowering sub_lowering(sub.get());
+  sub_lowering.functions_ = functions_;
+  absl::StatusOr<HloComputation*> entry = sub_lowering.LowerFunction(program);
+  if (!entry.ok()) return AtOp(op, entry.status());
+  sub->set_entry_computation(*entry);
+  ASSIGN_OR_RETURN(Results operands, Operands(op, s));
+  ASSIGN_OR_RETURN(Shape shape, ResultShape(op));
+  if (op.results.size() == 1) shape = Shape::Tuple({shape});
+  auto instr = New(s, HloOpcode::kCustomCall, operands);
+  instr->attrs().custom_call_target = "interpreter.run_parallel";
+  instr->attrs().custom_call_has_side_effect = true;
+  instr->attrs().backend_config =
+      absl::StrCat(replicas, "x", partitions, "\n", PrintModule(*sub));
+  instr->mutable_shape() = shape;
+  SetSource(*instr, op.loc);
+  ASSIGN_OR_RETURN(HloInstruction * h, s.e.Add(std::move(instr), /*infer=*/false));
+  return Unpack(s, h, static_cast<int64_t>(op.results.size()));
 }
 
 // ---- Quantized types: values live in their storage type; ops on them run
