@@ -198,6 +198,21 @@ ENTRY e {
   EXPECT_EQ(Ints(out[3]), (std::vector<int64_t>{2, 3}));
 }
 
+TEST(EvalCollective, CrossReplicaAndPartitionGroupsArePartitionMajor) {
+  // Group {0,1} of replicas over 2 partitions gathers (r0,p0), (r1,p0), (r0,p1),
+  // (r1,p1), as the StableHLO spec orders cross_replica_and_partition groups.
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  x = s32[1] parameter(0)
+  ROOT g = s32[4] all-gather(x), channel_id=1, replica_groups={{0,1}}, dimensions={0}
+})");
+  ASSERT_NE(module, nullptr);
+  std::vector<Literal> out = RunOnDevices(*module, 2, 2, [](int64_t d) { return S32({d}); });
+  ASSERT_EQ(out.size(), 4u);
+  for (const Literal& l : out) EXPECT_EQ(Ints(l), (std::vector<int64_t>{0, 2, 1, 3}));
+}
+
 TEST(EvalCollective, AllGatherWithFlattenedIds) {
   auto module = Parse(R"(
 HloModule m
