@@ -38,6 +38,17 @@ struct DenseItem {
   bool bool_value = false;
 };
 
+// Counts recursion depth for as long as it lives.
+class Nesting {
+ public:
+  explicit Nesting(int* depth) : depth_(depth) { ++*depth_; }
+  ~Nesting() { --*depth_; }
+  bool too_deep() const { return *depth_ > kMaxDepth; }
+
+ private:
+  int* depth_;
+};
+
 class Parser {
  public:
   Parser(absl::string_view text, std::string filename) : c_(text, std::move(filename)) {}
@@ -86,11 +97,6 @@ class Parser {
     c_.set_pos(e);
     return std::string(t.substr(b, e - b));
   }
-  absl::Status Enter() {
-    if (++depth_ > kMaxDepth) return Error("nesting too deep");
-    return absl::OkStatus();
-  }
-  void Leave() { --depth_; }
   // Skips a balanced (...) / <...> / [...] / {...} group starting at the cursor.
   absl::Status SkipBalanced();
   absl::Status SkipLocation() {
@@ -261,11 +267,8 @@ absl::StatusOr<Type> Parser::ParseTensorBody() {
 }
 
 absl::StatusOr<Type> Parser::ParseType() {
-  RETURN_IF_ERROR(Enter());
-  struct Exit {
-    Parser* p;
-    ~Exit() { p->Leave(); }
-  } exit{this};
+  Nesting nesting(&depth_);
+  if (nesting.too_deep()) return Error("nesting too deep");
   char ch = c_.Peek();
   if (ch == '(') {
     Type t;
@@ -369,11 +372,8 @@ absl::StatusOr<std::vector<NamedAttribute>> Parser::ParseAttrDict() {
 }
 
 absl::StatusOr<Attribute> Parser::ParseAttribute(bool typed_numbers) {
-  RETURN_IF_ERROR(Enter());
-  struct Exit {
-    Parser* p;
-    ~Exit() { p->Leave(); }
-  } exit{this};
+  Nesting nesting(&depth_);
+  if (nesting.too_deep()) return Error("nesting too deep");
   Attribute a;
   char ch = c_.Peek();
   size_t start = c_.pos();
@@ -582,11 +582,8 @@ absl::StatusOr<std::vector<NamedAttribute>> Parser::ParseKeywordList(char close)
 }
 
 absl::StatusOr<Attribute> Parser::ParseKeywordValue() {
-  RETURN_IF_ERROR(Enter());
-  struct Exit {
-    Parser* p;
-    ~Exit() { p->Leave(); }
-  } exit{this};
+  Nesting nesting(&depth_);
+  if (nesting.too_deep()) return Error("nesting too deep");
   char ch = c_.Peek();
   Attribute a;
   if (ch == '[') {
@@ -1029,11 +1026,8 @@ absl::Status Parser::ParseBlockBody(Block* block) {
 }
 
 absl::Status Parser::ParseRegion(Operation& op, std::vector<std::unique_ptr<Value>>* entry_args) {
-  RETURN_IF_ERROR(Enter());
-  struct Exit {
-    Parser* p;
-    ~Exit() { p->Leave(); }
-  } exit{this};
+  Nesting nesting(&depth_);
+  if (nesting.too_deep()) return Error("nesting too deep");
   RETURN_IF_ERROR(c_.Expect("{"));
   auto region = std::make_unique<Region>();
   PushScope();
@@ -1090,11 +1084,8 @@ absl::Status Parser::ParseRegion(Operation& op, std::vector<std::unique_ptr<Valu
 }
 
 absl::Status Parser::ParseOperation(Block* block) {
-  RETURN_IF_ERROR(Enter());
-  struct Exit {
-    Parser* p;
-    ~Exit() { p->Leave(); }
-  } exit{this};
+  Nesting nesting(&depth_);
+  if (nesting.too_deep()) return Error("nesting too deep");
   c_.SkipSpace();
   auto op = std::make_unique<Operation>();
   const size_t start = c_.pos();
