@@ -54,5 +54,53 @@ check "verifier runs by default and names instruction, computation, rule" $?
 "$XLITE" opt --verify=false "$tmp/badshape.hlo" > /dev/null
 check "--verify=false skips the verifier" $?
 
+"$XLITE" opt "$ROOT/examples/add.mlir" > "$tmp/add.hlo" 2> "$tmp/err.txt"
+[ $? -eq 0 ] && grep -q ' add(f32\[2\]{0} %constant.1, f32\[2\]{0} %constant.2)' "$tmp/add.hlo" &&
+  grep -q 'custom_call_target="check.expect_eq"' "$tmp/add.hlo"
+check "opt lowers a StableHLO .mlir file to HLO" $?
+"$XLITE" opt "$tmp/add.hlo" > /dev/null
+check "the lowered HLO parses back" $?
+
+"$XLITE" translate --to=stablehlo "$ROOT/examples/add.mlir" > "$tmp/add_generic.mlir"
+[ $? -eq 0 ] && grep -q '^    %2 = "stablehlo.add"(%0, %1) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>$' \
+  "$tmp/add_generic.mlir"
+check "translate prints generic MLIR with renumbered values" $?
+"$XLITE" translate --to=stablehlo "$tmp/add_generic.mlir" | cmp -s - "$tmp/add_generic.mlir"
+check "translate output is a fixpoint" $?
+"$XLITE" run "$tmp/add_generic.mlir" > /dev/null 2>&1
+check "translated program still passes its check" $?
+
+printf 'func.func @main() -> tensor<f32> {\n  %%0 = stablehlo.add %%x, %%x : tensor<f32>\n  return %%0 : tensor<f32>\n}\n' > "$tmp/bad.mlir"
+"$XLITE" opt "$tmp/bad.mlir" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 1 ] && [ ! -s "$tmp/out.txt" ] && grep -q "bad.mlir:2:22: use of undefined value %x" "$tmp/err.txt"
+check "opt on bad .mlir: exit 1, file:line:col on stderr" $?
+"$XLITE" translate --to=stablehlo "$tmp/bad.mlir" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 1 ] && [ ! -s "$tmp/out.txt" ] && grep -q "bad.mlir:2:22: use of undefined value %x" "$tmp/err.txt"
+check "translate on bad .mlir: exit 1, file:line:col on stderr" $?
+
+printf 'func.func @main(%%a: tensor<?xf32>) -> tensor<?xf32> {\n  return %%a : tensor<?xf32>\n}\n' > "$tmp/dyn.mlir"
+"$XLITE" opt "$tmp/dyn.mlir" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 3 ] && grep -q "unsupported" "$tmp/err.txt"
+check "opt on unsupported StableHLO exits 3" $?
+
+{ cat "$ROOT/examples/add.mlir"; echo "// -----"; cat "$tmp/bad.mlir"; } > "$tmp/split.mlir"
+"$XLITE" translate --to=stablehlo --split-input-file "$tmp/split.mlir" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q '^// -----$' "$tmp/out.txt" && grep -q '"stablehlo.add"' "$tmp/out.txt" &&
+  grep -q "split.mlir:12:22: use of undefined value %x" "$tmp/err.txt"
+check "translate --split-input-file: chunks, lines relative to the file" $?
+"$XLITE" opt --split-input-file "$tmp/split.mlir" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q '^HloModule' "$tmp/out.txt" && grep -q "split.mlir:12:22" "$tmp/err.txt"
+check "opt --split-input-file lowers each chunk" $?
+
+"$XLITE" translate --to=hlo "$ROOT/examples/add.mlir" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "to must be stablehlo" "$tmp/err.txt"
+check "translate rejects an unknown --to" $?
+"$XLITE" translate --frobnicate "$ROOT/examples/add.mlir" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "unknown flag '--frobnicate'" "$tmp/err.txt"
+check "translate rejects unknown flags" $?
+"$XLITE" translate --to=stablehlo "$tmp/missing.mlir" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "cannot open" "$tmp/err.txt"
+check "translate: missing file is a clear error" $?
+
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

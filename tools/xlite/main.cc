@@ -1,15 +1,21 @@
-// The xlite command line: `xlite opt` parses, verifies and prints modules.
+// The xlite command line: `xlite opt` parses, verifies and prints modules;
+// `xlite translate` prints StableHLO programs canonically.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "tools/xlite/run.h"
+#include "xlite/stablehlo/import.h"
+#include "xlite/stablehlo/mlir_parser.h"
+#include "xlite/stablehlo/printer.h"
 #include "xlite/text/parser.h"
 #include "xlite/text/printer.h"
 #include "xlite/verify/verifier.h"
@@ -20,10 +26,15 @@ constexpr char kUsage[] =
     R"(usage: xlite <command> [flags] FILE|-
 
 commands:
-  opt        parse a module and print it
+  opt        parse a module and print it (StableHLO .mlir: lowered to HLO and verified)
              --print=long|short            output form (default long)
              --syntax_sugar_async_ops=BOOL print async ops as op-start/op-done (default true)
              --verify=BOOL                 run the verifier after parsing (default true)
+             --split-input-file            .mlir: each `// -----` chunk is its own program
+             exit codes: 0 ok, 1 error, 3 unsupported op/feature
+  translate  print a StableHLO program in canonical generic MLIR form
+             --to=stablehlo                output format (the default, and the only one so far)
+             --split-input-file            each `// -----` chunk is its own program
   run        evaluate a module with the reference interpreter
              --backend=interpreter         (the only backend so far)
              --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
@@ -38,7 +49,8 @@ commands:
              exit codes: 0 ok, 1 error, 3 unsupported op/feature, 4 too slow
   help       show this text
 
-Input format is chosen by extension: .hlo/.txt (HLO text); '-' reads HLO text from stdin.
+Input format is chosen by extension: .mlir (StableHLO text, pretty or generic op syntax),
+anything else HLO text (.hlo/.txt); '-' reads HLO text from stdin (translate: StableHLO).
 )";
 
 bool ParseBoolFlag(const std::string& value, bool* out) {
@@ -78,7 +90,7 @@ bool ReadInput(const std::string& path, std::string* out, std::string* error) {
 
 int RunOpt(const std::vector<std::string>& args) {
   xlite::PrintOptions options;
-  bool verify = true;
+  bool verify = true, split = false;
   std::string file;
   for (const std::string& arg : args) {
     auto value_of = [&](absl::string_view flag) -> std::optional<std::string> {
@@ -101,6 +113,8 @@ int RunOpt(const std::vector<std::string>& args) {
       if (!ParseBoolFlag(*v, &verify)) {
         return Fail(absl::StrCat("--verify must be true or false, got '", *v, "'"));
       }
+    } else if (arg == "--split-input-file" || arg == "--split_input_file") {
+      split = true;
     } else if (arg == "-" || !absl::StartsWith(arg, "-")) {
       if (!file.empty()) return Fail("opt takes one input file");
       file = arg;
@@ -109,12 +123,29 @@ int RunOpt(const std::vector<std::string>& args) {
     }
   }
   if (file.empty()) return Fail("opt needs an input file (or - for stdin)");
-  if (absl::EndsWith(file, ".mlir") || absl::EndsWith(file, ".mlir.bc")) {
-    return Fail(
-        absl::StrCat("'", file, "': StableHLO input is not supported yet; only HLO text (.hlo)"));
+  if (absl::EndsWith(file, ".mlir.bc")) {
+    return Fail(absl::StrCat("'", file, "': StableHLO bytecode is not supported yet"));
   }
   std::string text, error;
   if (!ReadInput(file, &text, &error)) return Fail(error);
+  if (absl::EndsWith(file, ".mlir")) {
+    // StableHLO: lowered and verified per program; the exit code is the first failure's.
+    int exit_code = 0;
+    bool first = true;
+    for (auto& p : xlite::stablehlo::ImportStablehlo(text, file, split)) {
+      if (!std::exchange(first, false)) std::cout << "// -----\n";
+      int code = 0;
+      if (p.module.ok()) {
+        std::cout << xlite::PrintModule(**p.module, options);
+      } else {
+        std::cerr << p.module.status().message() << "\n";
+        code = absl::IsUnimplemented(p.module.status()) ? 3 : 1;
+      }
+      if (exit_code == 0) exit_code = code;
+    }
+    return exit_code;
+  }
+  if (split) return Fail("--split-input-file applies to .mlir input");
   auto module = xlite::ParseHloModule(text, file == "-" ? "<stdin>" : file);
   if (!module.ok()) {
     std::cerr << module.status().message() << "\n";
@@ -131,6 +162,47 @@ int RunOpt(const std::vector<std::string>& args) {
   return 0;
 }
 
+int RunTranslate(const std::vector<std::string>& args) {
+  bool split = false;
+  std::string file;
+  for (const std::string& arg : args) {
+    if (absl::StartsWith(arg, "--to=")) {
+      if (arg != "--to=stablehlo") {
+        return Fail(absl::StrCat("--to must be stablehlo, got '", arg.substr(5), "'"));
+      }
+    } else if (arg == "--split-input-file" || arg == "--split_input_file") {
+      split = true;
+    } else if (arg == "-" || !absl::StartsWith(arg, "-")) {
+      if (!file.empty()) return Fail("translate takes one input file");
+      file = arg;
+    } else {
+      return Fail(absl::StrCat("unknown flag '", arg, "' for translate (see xlite help)"));
+    }
+  }
+  if (file.empty()) return Fail("translate needs an input file (or - for stdin)");
+  std::string text, error;
+  if (!ReadInput(file, &text, &error)) return Fail(error);
+  const std::string label = file == "-" ? "<stdin>" : file;
+  std::vector<xlite::mlir::SourceChunk> chunks;
+  if (split) {
+    chunks = xlite::mlir::SplitInputFile(text);
+  } else {
+    chunks.push_back({text, 1});
+  }
+  int exit_code = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i > 0) std::cout << "// -----\n";
+    auto program = xlite::mlir::ParseMlir(chunks[i].text, label, chunks[i].first_line);
+    if (!program.ok()) {
+      std::cerr << program.status().message() << "\n";
+      exit_code = 1;
+      continue;
+    }
+    std::cout << xlite::mlir::PrintMlir(**program);
+  }
+  return exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,6 +217,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "opt") return RunOpt(args);
+  if (command == "translate") return RunTranslate(args);
   if (command == "run") return xlite::cli::Run(args);
   std::cerr << "xlite: unknown command '" << command << "'\n" << kUsage;
   return 1;
