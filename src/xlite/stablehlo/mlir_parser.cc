@@ -30,6 +30,15 @@ bool IsIdentChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
 }
 
+// A float written as its bits (0x7FC00000 : f32, 0x7E00 : f16).
+double FloatFromBits(absl::string_view element, uint64_t bits) {
+  std::optional<PrimitiveType> type = PrimitiveTypeOf(element);
+  if (!type || !IsFloatingPoint(*type)) return std::bit_cast<double>(bits);
+  Literal l(Shape::Scalar(*type));
+  l.SetBits(0, bits);
+  return l.GetDouble(0);
+}
+
 // One scalar of a dense<...> literal before its type is known.
 struct DenseItem {
   enum { kNumber, kBool, kComplex } kind = kNumber;
@@ -83,12 +92,44 @@ class Parser {
     c_.set_pos(save);
     return false;
   }
+  // "..." with MLIR's escapes: \\ \" \n \t and \XX (two hex digits).
+  absl::StatusOr<std::string> ParseString() {
+    c_.SkipSpace();
+    if (c_.PeekRaw() != '"') return Error("expected a string");
+    absl::string_view t = c_.text();
+    size_t p = c_.pos() + 1;
+    std::string out;
+    while (p < t.size() && t[p] != '"') {
+      if (t[p] != '\\') {
+        out.push_back(t[p++]);
+        continue;
+      }
+      if (p + 1 >= t.size()) break;
+      const char e = t[p + 1];
+      if (e == 'n' || e == 't' || e == '"' || e == '\\') {
+        out.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
+        p += 2;
+      } else if (p + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(e)) &&
+                 std::isxdigit(static_cast<unsigned char>(t[p + 2]))) {
+        int v = 0;
+        absl::SimpleHexAtoi(t.substr(p + 1, 2), &v);
+        out.push_back(static_cast<char>(v));
+        p += 3;
+      } else {
+        return ErrorAt(p, "bad escape in string");
+      }
+    }
+    if (p >= t.size()) return ErrorAt(c_.pos(), "unterminated string");
+    c_.set_pos(p + 1);
+    return out;
+  }
+
   // A name after a sigil (%, ^, #, !): [A-Za-z0-9_$.-]+ or a quoted string.
   absl::StatusOr<std::string> SuffixName(char sigil) {
     c_.SkipSpace();
     if (c_.PeekRaw() != sigil) return Error(absl::StrCat("expected '", std::string(1, sigil), "'"));
     c_.set_pos(c_.pos() + 1);
-    if (c_.PeekRaw() == '"') return c_.ParseString();
+    if (c_.PeekRaw() == '"') return ParseString();
     size_t b = c_.pos();
     absl::string_view t = c_.text();
     size_t e = b;
@@ -355,7 +396,7 @@ absl::StatusOr<std::vector<NamedAttribute>> Parser::ParseAttrDict() {
     c_.SkipSpace();
     std::string key;
     if (c_.PeekRaw() == '"') {
-      ASSIGN_OR_RETURN(key, c_.ParseString());
+      ASSIGN_OR_RETURN(key, ParseString());
     } else {
       key = Ident();
       if (key.empty()) return Error("expected an attribute name");
@@ -378,7 +419,7 @@ absl::StatusOr<Attribute> Parser::ParseAttribute(bool typed_numbers) {
   char ch = c_.Peek();
   size_t start = c_.pos();
   if (ch == '"') {
-    ASSIGN_OR_RETURN(a.text, c_.ParseString());
+    ASSIGN_OR_RETURN(a.text, ParseString());
     a.kind = Kind::kString;
     if (c_.TryConsume(":")) RETURN_IF_ERROR(ParseType().status());
     return a;
@@ -441,11 +482,7 @@ absl::StatusOr<Attribute> Parser::ParseAttribute(bool typed_numbers) {
       if (absl::StartsWith(num, "0x")) {
         uint64_t bits;
         if (!absl::SimpleHexAtoi(num, &bits)) return ErrorAt(p, "bad hexadecimal float");
-        if (type.element == "f32") {
-          a.float_value = std::bit_cast<float>(static_cast<uint32_t>(bits));
-        } else {
-          a.float_value = std::bit_cast<double>(bits);
-        }
+        a.float_value = FloatFromBits(type.element, bits);
       } else if (!absl::SimpleAtod(num, &a.float_value)) {
         return ErrorAt(p, absl::StrCat("bad number '", num, "'"));
       }
@@ -487,7 +524,17 @@ absl::StatusOr<Attribute> Parser::ParseAttribute(bool typed_numbers) {
     if (c_.TryConsume(":")) {
       do {
         c_.SkipSpace();
-        if (is_float) {
+        if (is_float && c_.LookingAt("0x")) {
+          absl::string_view t = c_.text();
+          size_t e = c_.pos() + 2;
+          while (e < t.size() && std::isxdigit(static_cast<unsigned char>(t[e]))) ++e;
+          uint64_t bits;
+          if (!absl::SimpleHexAtoi(t.substr(c_.pos(), e - c_.pos()), &bits)) {
+            return Error("bad hexadecimal float");
+          }
+          c_.set_pos(e);
+          a.floats.push_back(FloatFromBits(a.text, bits));
+        } else if (is_float) {
           ASSIGN_OR_RETURN(double d, c_.ParseDouble());
           a.floats.push_back(d);
         } else if (PeekIdent("true") || PeekIdent("false")) {
@@ -891,7 +938,7 @@ absl::StatusOr<Attribute> Parser::ParseDense() {
   std::string hex;
   c_.SkipSpace();
   if (c_.PeekRaw() == '"') {
-    ASSIGN_OR_RETURN(std::string s, c_.ParseString());
+    ASSIGN_OR_RETURN(std::string s, ParseString());
     if (!absl::StartsWith(s, "0x")) return ErrorAt(pos, "string dense attributes are unsupported");
     hex = s.substr(2);
     if (hex.empty()) return ErrorAt(pos, "empty hex data");
@@ -1119,7 +1166,7 @@ absl::Status Parser::ParseOperation(Block* block) {
   }
   c_.SkipSpace();
   if (c_.PeekRaw() == '"') {
-    ASSIGN_OR_RETURN(op->name, c_.ParseString());
+    ASSIGN_OR_RETURN(op->name, ParseString());
     RETURN_IF_ERROR(ParseGenericOp(*op));
     RETURN_IF_ERROR(ParseTrailingTypes(*op, declared));
   } else {
@@ -1422,7 +1469,7 @@ absl::Status Parser::ParseDefault(Operation& op, int declared_results) {
       RETURN_IF_ERROR(c_.Expect(")"));
       break;
     } else if (ch == '"' && op.name == "stablehlo.composite") {
-      ASSIGN_OR_RETURN(std::string name, c_.ParseString());
+      ASSIGN_OR_RETURN(std::string name, ParseString());
       op.SetAttr("name", Attribute::String(name));
       continue;
     } else if (constant_like && ch != ':' && ch != '{') {
@@ -1861,7 +1908,7 @@ absl::StatusOr<OwningOp> Parser::ParseFile() {
 }
 
 absl::StatusOr<Attribute> Parser::ParseAttributeOnly() {
-  ASSIGN_OR_RETURN(Attribute a, ParseKeywordValue());
+  ASSIGN_OR_RETURN(Attribute a, ParseAttribute());
   if (!c_.AtEnd()) return Error("unexpected text after the attribute");
   return a;
 }

@@ -31,8 +31,7 @@ std::vector<SourceChunk> SplitInputFile(absl::string_view text);
 // complex<f64> -> C128; quantized types give their storage type.
 std::optional<PrimitiveType> PrimitiveTypeOf(absl::string_view element);
 
-// Parses the body of an attribute as written (e.g. a #stablehlo.conv struct's
-// raw text); used by the lowering and the bytecode reader.
+// Parses one attribute or type in MLIR's generic syntax.
 absl::StatusOr<Attribute> ParseAttributeText(absl::string_view text);
 absl::StatusOr<Type> ParseTypeText(absl::string_view text);
 

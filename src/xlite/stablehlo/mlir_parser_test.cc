@@ -127,6 +127,19 @@ TEST(MlirParser, SplitInputFileKeepsLineNumbers) {
   EXPECT_EQ(second.status().message(), "s.mlir:6:22: use of undefined value %x");
 }
 
+TEST(MlirParser, StringEscapesAndHexFloats) {
+  auto a = ParseAttributeText(R"("a\22b\0A\n")");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->text, "a\"b\n\n");
+  auto half = ParseAttributeText("{x = 0x3C00 : f16}");
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_EQ(half->fields[0].second.float_value, 1.0);
+  auto array = ParseAttributeText("array<f32: 0x7FC00000, 2.5>");
+  ASSERT_TRUE(array.ok()) << array.status();
+  EXPECT_TRUE(std::isnan(array->floats[0]));
+  EXPECT_EQ(array->floats[1], 2.5);
+}
+
 TEST(MlirParser, TypesAndElementTypes) {
   auto t = ParseTypeText("tensor<2x?x!quant.uniform<i8:f32, 0.5:-1>>");
   ASSERT_TRUE(t.ok()) << t.status();
