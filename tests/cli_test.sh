@@ -102,5 +102,13 @@ check "translate rejects unknown flags" $?
 [ $? -eq 1 ] && grep -q "cannot open" "$tmp/err.txt"
 check "translate: missing file is a clear error" $?
 
+printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  dead = f32[2] negate(p)\n  ROOT r = f32[2] exponential(p)\n}\n' > "$tmp/dce.hlo"
+"$XLITE" opt --passes=dce --xlite_verify_each_pass --xlite_pass_timing "$tmp/dce.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 0 ] && ! grep -q dead "$tmp/out.txt" && grep -q '^dce .* yes$' "$tmp/err.txt"
+check "opt --passes=dce removes dead code and prints pass timing" $?
+"$XLITE" opt --passes=dce,nope "$tmp/dce.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "unknown pass 'nope' (known: dce)" "$tmp/err.txt"
+check "opt --passes names the known passes on a typo" $?
+
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

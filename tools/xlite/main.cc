@@ -11,8 +11,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "tools/xlite/run.h"
+#include "xlite/passes/pipeline.h"
+#include "xlite/passes/registry.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/stablehlo/printer.h"
@@ -31,6 +34,9 @@ commands:
              --syntax_sugar_async_ops=BOOL print async ops as op-start/op-done (default true)
              --verify=BOOL                 run the verifier after parsing (default true)
              --split-input-file            .mlir: each `// -----` chunk is its own program
+             --passes=a,b                  run these passes in order (known: dce)
+             --xlite_verify_each_pass      verify after every pass
+             --xlite_pass_timing           print each pass's time on stderr
              exit codes: 0 ok, 1 error, 3 unsupported op/feature
   translate  print a StableHLO program in canonical generic MLIR form
              --to=stablehlo                output format (the default, and the only one so far)
@@ -88,7 +94,21 @@ bool ReadInput(const std::string& path, std::string* out, std::string* error) {
   return true;
 }
 
+// Owns a pass created by name, so a pipeline can hold it.
+class PassRef : public xlite::HloPass {
+ public:
+  explicit PassRef(std::unique_ptr<xlite::HloPass> pass) : pass_(std::move(pass)) {}
+  absl::string_view name() const override { return pass_->name(); }
+  absl::StatusOr<bool> Run(xlite::HloModule& module) override { return pass_->Run(module); }
+
+ private:
+  std::unique_ptr<xlite::HloPass> pass_;
+};
+
 int RunOpt(const std::vector<std::string>& args) {
+  xlite::HloPassPipeline pipeline("opt");
+  xlite::PipelineOptions pipeline_options;
+  bool pass_timing = false;
   xlite::PrintOptions options;
   bool verify = true, split = false;
   std::string file;
@@ -115,6 +135,16 @@ int RunOpt(const std::vector<std::string>& args) {
       }
     } else if (arg == "--split-input-file" || arg == "--split_input_file") {
       split = true;
+    } else if (auto v = value_of("--passes")) {
+      for (absl::string_view name : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
+        absl::StatusOr<std::unique_ptr<xlite::HloPass>> pass = xlite::CreatePass(name);
+        if (!pass.ok()) return Fail(std::string(pass.status().message()));
+        pipeline.AddPass<PassRef>(std::move(*pass));
+      }
+    } else if (arg == "--xlite_verify_each_pass") {
+      pipeline_options.verify_each_pass = true;
+    } else if (arg == "--xlite_pass_timing") {
+      pass_timing = true;
     } else if (arg == "-" || !absl::StartsWith(arg, "-")) {
       if (!file.empty()) return Fail("opt takes one input file");
       file = arg;
@@ -128,6 +158,16 @@ int RunOpt(const std::vector<std::string>& args) {
   }
   std::string text, error;
   if (!ReadInput(file, &text, &error)) return Fail(error);
+  pipeline.set_options(pipeline_options);
+  auto optimize = [&](xlite::HloModule& module) -> int {
+    absl::StatusOr<bool> changed = pipeline.Run(module);
+    if (pass_timing) std::cerr << xlite::FormatPassTiming(pipeline.records());
+    if (!changed.ok()) {
+      std::cerr << changed.status().message() << "\n";
+      return 1;
+    }
+    return 0;
+  };
   if (absl::EndsWith(file, ".mlir")) {
     // StableHLO: lowered and verified per program; the exit code is the first failure's.
     int exit_code = 0;
@@ -136,6 +176,7 @@ int RunOpt(const std::vector<std::string>& args) {
       if (!std::exchange(first, false)) std::cout << "// -----\n";
       int code = 0;
       if (p.module.ok()) {
+        if (int r = optimize(**p.module); r != 0) return r;
         std::cout << xlite::PrintModule(**p.module, options);
       } else {
         std::cerr << p.module.status().message() << "\n";
@@ -158,6 +199,7 @@ int RunOpt(const std::vector<std::string>& args) {
       return 1;
     }
   }
+  if (int r = optimize(**module); r != 0) return r;
   std::cout << xlite::PrintModule(**module, options);
   return 0;
 }

@@ -25,6 +25,10 @@ class HloComputation {
   const std::vector<std::unique_ptr<HloInstruction>>& instructions() const { return instructions_; }
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
 
+  // Deletes `instr`, which must have no users and not be the root or a
+  // parameter; it leaves its operands' user lists and all control edges.
+  void RemoveInstruction(HloInstruction* instr);
+
   HloInstruction* root_instruction() const { return root_; }
   void set_root_instruction(HloInstruction* r) { root_ = r; }
 

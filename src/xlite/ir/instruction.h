@@ -136,6 +136,14 @@ class HloInstruction {
   // Removes this instruction from its operands' user lists (before it is
   // discarded without joining a computation).
   void DetachFromOperands();
+  // Makes every user of this instruction (and its computation's root, if it is
+  // the root) use `replacement` instead. Shapes are the caller's concern.
+  void ReplaceAllUsesWith(HloInstruction* replacement);
+  // Removes this instruction from the control edges of others.
+  void DropControlDependencies();
+  // True if removing this instruction could change what a program does even
+  // when nothing uses its value (XLA's HasSideEffect).
+  bool HasSideEffect() const;
   const std::vector<HloInstruction*>& users() const { return users_; }
 
   const std::vector<HloComputation*>& called_computations() const { return called_; }

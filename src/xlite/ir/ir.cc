@@ -25,6 +25,70 @@ void HloInstruction::DetachFromOperands() {
   operands_.clear();
 }
 
+void HloInstruction::ReplaceAllUsesWith(HloInstruction* replacement) {
+  if (replacement == this) return;
+  for (HloInstruction* user : users_) {
+    for (HloInstruction*& op : user->operands_) {
+      if (op == this) op = replacement;
+    }
+    auto& u = replacement->users_;
+    if (std::find(u.begin(), u.end(), user) == u.end()) u.push_back(user);
+  }
+  users_.clear();
+  if (parent_ != nullptr && parent_->root_instruction() == this) {
+    parent_->set_root_instruction(replacement);
+  }
+}
+
+void HloInstruction::DropControlDependencies() {
+  for (HloInstruction* pred : control_preds_) {
+    auto& s = pred->control_succs_;
+    s.erase(std::remove(s.begin(), s.end(), this), s.end());
+  }
+  for (HloInstruction* succ : control_succs_) {
+    auto& p = succ->control_preds_;
+    p.erase(std::remove(p.begin(), p.end(), this), p.end());
+  }
+  control_preds_.clear();
+  control_succs_.clear();
+}
+
+bool HloInstruction::HasSideEffect() const {
+  switch (opcode_) {
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kCollectivePermuteDone:
+      return true;
+    case HloOpcode::kCustomCall:
+      return attrs_.custom_call_has_side_effect;
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kReduceScatter:
+      return attrs_.constrain_layout;
+    default:
+      break;
+  }
+  // Calls, loops, conditionals and async wrappers inherit from what they run.
+  for (const HloComputation* c : called_) {
+    for (const auto& i : c->instructions()) {
+      if (i->HasSideEffect()) return true;
+    }
+  }
+  return false;
+}
+
 void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
   if (std::find(control_succs_.begin(), control_succs_.end(), successor) != control_succs_.end()) {
     return;
@@ -61,6 +125,14 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
   return instructions_.back().get();
 }
 
+void HloComputation::RemoveInstruction(HloInstruction* instr) {
+  instr->DetachFromOperands();
+  instr->DropControlDependencies();
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const std::unique_ptr<HloInstruction>& i) { return i.get() == instr; });
+  if (it != instructions_.end()) instructions_.erase(it);
+}
+
 void HloComputation::SetParameter(int64_t number, HloInstruction* p) {
   if (static_cast<int64_t>(parameters_.size()) <= number) parameters_.resize(number + 1, nullptr);
   parameters_[number] = p;
@@ -70,6 +142,14 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> c) {
   c->set_parent(this);
   computations_.push_back(std::move(c));
   return computations_.back().get();
+}
+
+void HloModule::RemoveComputation(HloComputation* computation) {
+  auto it = std::find_if(computations_.begin(), computations_.end(),
+                         [&](const std::unique_ptr<HloComputation>& c) {
+                           return c.get() == computation;
+                         });
+  if (it != computations_.end() && it->get() != entry_) computations_.erase(it);
 }
 
 void HloModule::set_entry_computation(HloComputation* e) {

@@ -84,6 +84,8 @@ class HloModule {
   HloComputation* entry_computation() const { return entry_; }
   void set_entry_computation(HloComputation* e);
   HloComputation* GetComputationWithName(absl::string_view name) const;
+  // Deletes a computation nothing calls any more (not the entry).
+  void RemoveComputation(HloComputation* computation);
 
   ModuleConfig& config() { return config_; }
   const ModuleConfig& config() const { return config_; }

@@ -1,0 +1,40 @@
+#include "xlite/passes/registry.h"
+
+#include <functional>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "xlite/passes/dce.h"
+
+namespace xlite {
+namespace {
+
+using Factory = std::function<std::unique_ptr<HloPass>()>;
+
+// One row per pass.
+const std::map<std::string, Factory, std::less<>>& Factories() {
+  static const auto* kFactories = new std::map<std::string, Factory, std::less<>>{
+      {"dce", [] { return std::make_unique<HloDce>(); }},
+  };
+  return *kFactories;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HloPass>> CreatePass(absl::string_view name) {
+  auto it = Factories().find(name);
+  if (it == Factories().end()) {
+    return absl::NotFoundError(absl::StrCat("unknown pass '", name, "' (known: ",
+                                            absl::StrJoin(KnownPassNames(), ", "), ")"));
+  }
+  return it->second();
+}
+
+std::vector<std::string> KnownPassNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : Factories()) names.push_back(name);
+  return names;
+}
+
+}  // namespace xlite
