@@ -14,11 +14,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "tools/xlite/run.h"
+#include "xlite/passes/dump.h"
 #include "xlite/passes/pipeline.h"
 #include "xlite/passes/registry.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/stablehlo/printer.h"
+#include "xlite/support/flags.h"
 #include "xlite/text/parser.h"
 #include "xlite/text/printer.h"
 #include "xlite/verify/verifier.h"
@@ -37,6 +39,11 @@ commands:
              --passes=a,b                  run these passes in order (known: dce)
              --xlite_verify_each_pass      verify after every pass
              --xlite_pass_timing           print each pass's time on stderr
+             --xla_dump_to=DIR             dump before/after_optimizations (XLA's file names)
+             --xla_dump_hlo_pass_re=RE     ... and a snapshot after each matching pass
+             --xla_dump_hlo_module_re=RE   only dump modules whose name matches
+             --xla_disable_hlo_passes=a,b  --xla_enable_hlo_passes_only=a,b
+             (XLA_FLAGS is read too; the command line wins)
              exit codes: 0 ok, 1 error, 3 unsupported op/feature
   translate  print a StableHLO program in canonical generic MLIR form
              --to=stablehlo                output format (the default, and the only one so far)
@@ -105,10 +112,15 @@ class PassRef : public xlite::HloPass {
   std::unique_ptr<xlite::HloPass> pass_;
 };
 
-int RunOpt(const std::vector<std::string>& args) {
+int RunOpt(std::vector<std::string> args) {
+  absl::StatusOr<xlite::DebugOptions> debug = xlite::ReadDebugOptions(args);
+  if (!debug.ok()) return Fail(std::string(debug.status().message()));
   xlite::HloPassPipeline pipeline("opt");
   xlite::PipelineOptions pipeline_options;
-  bool pass_timing = false;
+  pipeline_options.verify_each_pass = debug->verify_each_pass;
+  pipeline_options.disabled_passes = debug->disable_hlo_passes;
+  pipeline_options.enabled_passes_only = debug->enable_hlo_passes_only;
+  int64_t module_id = 1;  // XLA numbers dumped modules from 0001
   xlite::PrintOptions options;
   bool verify = true, split = false;
   std::string file;
@@ -141,10 +153,6 @@ int RunOpt(const std::vector<std::string>& args) {
         if (!pass.ok()) return Fail(std::string(pass.status().message()));
         pipeline.AddPass<PassRef>(std::move(*pass));
       }
-    } else if (arg == "--xlite_verify_each_pass") {
-      pipeline_options.verify_each_pass = true;
-    } else if (arg == "--xlite_pass_timing") {
-      pass_timing = true;
     } else if (arg == "-" || !absl::StartsWith(arg, "-")) {
       if (!file.empty()) return Fail("opt takes one input file");
       file = arg;
@@ -158,14 +166,25 @@ int RunOpt(const std::vector<std::string>& args) {
   }
   std::string text, error;
   if (!ReadInput(file, &text, &error)) return Fail(error);
-  pipeline.set_options(pipeline_options);
+  // Runs the requested passes, dumping with XLA's flags and file names.
   auto optimize = [&](xlite::HloModule& module) -> int {
+    xlite::ModuleDumper dumper(*debug, module, module_id++);
+    xlite::PipelineOptions options_with_dumps = pipeline_options;
+    options_with_dumps.after_pass = [&](const xlite::HloModule& m, const xlite::PassRecord& r) {
+      dumper.AfterPass(m, r);
+    };
+    pipeline.set_options(options_with_dumps);
+    absl::Status dumped = dumper.DumpStage(module, "before_optimizations");
     absl::StatusOr<bool> changed = pipeline.Run(module);
-    if (pass_timing) std::cerr << xlite::FormatPassTiming(pipeline.records());
+    if (debug->pass_timing) std::cerr << xlite::FormatPassTiming(pipeline.records());
     if (!changed.ok()) {
+      (void)dumper.Finish();  // keep the snapshots that lead to the failure
       std::cerr << changed.status().message() << "\n";
       return 1;
     }
+    if (dumped.ok()) dumped = dumper.DumpStage(module, "after_optimizations");
+    if (absl::Status s = dumper.Finish(); dumped.ok()) dumped = s;
+    if (!dumped.ok()) return Fail(std::string(dumped.message()));
     return 0;
   };
   if (absl::EndsWith(file, ".mlir")) {

@@ -1,0 +1,87 @@
+#include "xlite/support/flags.h"
+
+#include <cstdlib>
+#include <regex>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace xlite {
+namespace {
+
+absl::StatusOr<bool> ParseBool(absl::string_view name, absl::string_view value) {
+  if (value.empty() || value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, " must be true or false, got '", value, "'"));
+}
+
+absl::Status CheckRegex(absl::string_view name, const std::string& value) {
+  try {
+    std::regex re(value);
+  } catch (const std::regex_error& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, "='", value, "' is not a valid regular expression"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
+  if (!absl::StartsWith(arg, "--xla_") && !absl::StartsWith(arg, "--xlite_")) return false;
+  std::pair<std::string, std::string> kv = absl::StrSplit(arg.substr(2), absl::MaxSplits('=', 1));
+  const std::string& name = kv.first;
+  const std::string& value = kv.second;
+  auto list = [&] {
+    return std::vector<std::string>(absl::StrSplit(value, ',', absl::SkipEmpty()));
+  };
+  if (name == "xla_dump_to") {
+    o.dump_to = value;
+  } else if (name == "xla_dump_hlo_pass_re") {
+    if (absl::Status s = CheckRegex(name, value); !s.ok()) return s;
+    o.dump_hlo_pass_re = value;
+  } else if (name == "xla_dump_hlo_module_re") {
+    if (absl::Status s = CheckRegex(name, value); !s.ok()) return s;
+    o.dump_hlo_module_re = value;
+  } else if (name == "xla_dump_hlo_as_text") {
+    absl::StatusOr<bool> b = ParseBool(name, value);
+    if (!b.ok()) return b.status();
+    o.dump_hlo_as_text = *b;
+  } else if (name == "xla_disable_hlo_passes") {
+    o.disable_hlo_passes = list();
+  } else if (name == "xla_enable_hlo_passes_only") {
+    o.enable_hlo_passes_only = list();
+  } else if (name == "xlite_verify_each_pass" || name == "xlite_pass_timing") {
+    absl::StatusOr<bool> b = ParseBool(name, value);
+    if (!b.ok()) return b.status();
+    (name == "xlite_verify_each_pass" ? o.verify_each_pass : o.pass_timing) = *b;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+  }
+  return true;
+}
+
+absl::StatusOr<DebugOptions> ReadDebugOptions(std::vector<std::string>& args) {
+  DebugOptions options;
+  if (const char* env = std::getenv("XLA_FLAGS")) {
+    for (absl::string_view flag : absl::StrSplit(env, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+      absl::StatusOr<bool> used = ApplyDebugFlag(flag, options);
+      if (!used.ok()) return absl::InvalidArgumentError(absl::StrCat("XLA_FLAGS: ", used.status().message()));
+      if (!*used) {
+        return absl::InvalidArgumentError(absl::StrCat("XLA_FLAGS: unknown flag '", flag, "'"));
+      }
+    }
+  }
+  std::vector<std::string> rest;
+  for (const std::string& arg : args) {
+    absl::StatusOr<bool> used = ApplyDebugFlag(arg, options);
+    if (!used.ok()) return used.status();
+    if (!*used) rest.push_back(arg);
+  }
+  args = std::move(rest);
+  return options;
+}
+
+}  // namespace xlite

@@ -1,0 +1,36 @@
+// XLA's debug flags as xlite reads them: from the XLA_FLAGS environment
+// variable ("--xla_dump_to=/tmp/d --xla_dump_hlo_pass_re=.*") and from the
+// command line, which wins. Unknown --xla_ / --xlite_ flags are errors naming
+// the flag, as XLA's are.
+#ifndef XLITE_SUPPORT_FLAGS_H_
+#define XLITE_SUPPORT_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace xlite {
+
+struct DebugOptions {
+  std::string dump_to;             // --xla_dump_to=DIR
+  std::string dump_hlo_pass_re;    // --xla_dump_hlo_pass_re=REGEX: per-pass snapshots
+  std::string dump_hlo_module_re;  // --xla_dump_hlo_module_re=REGEX: which modules to dump
+  bool dump_hlo_as_text = true;    // --xla_dump_hlo_as_text (the only format so far)
+  std::vector<std::string> disable_hlo_passes;      // --xla_disable_hlo_passes=a,b
+  std::vector<std::string> enable_hlo_passes_only;  // --xla_enable_hlo_passes_only=a,b
+  bool verify_each_pass = false;   // --xlite_verify_each_pass
+  bool pass_timing = false;        // --xlite_pass_timing
+};
+
+// Applies one "--name[=value]" flag. Returns false (and leaves `options`
+// alone) if `arg` is not an --xla_/--xlite_ debug flag this struct knows.
+absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& options);
+
+// XLA_FLAGS first, then `args`; the debug flags are removed from `args`.
+absl::StatusOr<DebugOptions> ReadDebugOptions(std::vector<std::string>& args);
+
+}  // namespace xlite
+
+#endif  // XLITE_SUPPORT_FLAGS_H_
