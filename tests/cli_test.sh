@@ -107,8 +107,20 @@ printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  dead = f32[2] negat
 [ $? -eq 0 ] && ! grep -q dead "$tmp/out.txt" && grep -q '^dce .* yes$' "$tmp/err.txt"
 check "opt --passes=dce removes dead code and prints pass timing" $?
 "$XLITE" opt --passes=dce,nope "$tmp/dce.hlo" > /dev/null 2> "$tmp/err.txt"
-[ $? -eq 1 ] && grep -q "unknown pass 'nope' (known: dce)" "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "unknown pass 'nope' (known: .*dce" "$tmp/err.txt"
 check "opt --passes names the known passes on a typo" $?
+
+rm -rf "$tmp/dumps"
+XLA_FLAGS="--xla_dump_to=$tmp/dumps --xla_dump_hlo_pass_re=.*" "$XLITE" opt --passes=dce,cse "$tmp/dce.hlo" > /dev/null &&
+  [ -f "$tmp/dumps/module_0001.m.before_optimizations.txt" ] &&
+  [ -f "$tmp/dumps/module_0001.m.0001.opt.after_dce.before_cse.txt" ] &&
+  [ -f "$tmp/dumps/module_0001.m.0002.opt.after_cse.before_pipeline-end.txt" ] &&
+  [ -f "$tmp/dumps/module_0001.m.after_optimizations.txt" ] &&
+  [ "$(ls "$tmp/dumps" | grep -c '\.after_.*\.before_')" -eq 2 ]
+check "XLA_FLAGS dumps: XLA's file names, one snapshot per pass" $?
+"$XLITE" opt --pipeline=simplify --xlite_verify_each_pass "$tmp/dce.hlo" > "$tmp/out.txt" &&
+  ! grep -q dead "$tmp/out.txt"
+check "opt --pipeline=simplify" $?
 
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

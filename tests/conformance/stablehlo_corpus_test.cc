@@ -46,9 +46,7 @@ struct Result {
   std::string reason;  // first line of the first non-pass message
 };
 
-std::string FirstLine(absl::string_view s) {
-  return std::string(s.substr(0, s.find('\n')));
-}
+std::string FirstLine(absl::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
 
 // Imports and runs every program of `text`; the first non-pass decides.
 Result RunFile(const std::string& text, const std::string& label, bool run) {
@@ -133,9 +131,9 @@ TEST(StablehloCorpus, RunsAndPassesChecks) {
     Result r = RunFile(ss.str(), e.file, /*run=*/true);
     const int column = static_cast<int>(r.outcome);
     for (const std::string& op : e.ops) per_op[op][column]++;
-    std::cout << (r.outcome == Outcome::kPass       ? "PASS "
-                  : r.outcome == Outcome::kFail     ? "FAIL "
-                                                    : "UNSUPPORTED ")
+    std::cout << (r.outcome == Outcome::kPass   ? "PASS "
+                  : r.outcome == Outcome::kFail ? "FAIL "
+                                                : "UNSUPPORTED ")
               << e.file << (r.reason.empty() ? "" : "  -- ") << r.reason << "\n";
     if (e.quantized && r.outcome == Outcome::kUnsupported) {
       ++quantized_unsupported;  // counted once quantization is supported

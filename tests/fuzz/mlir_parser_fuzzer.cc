@@ -6,7 +6,8 @@
 //
 // Build: CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DXLITE_FUZZ=ON ...
 // Run:   FUZZ_CORPUS=../shared/corpus/stablehlo FUZZ_SEED_NAME='*.mlir' \
-//        FUZZ_DICT=tests/fuzz/mlir.dict bash tests/fuzz/smoke.sh build-fuzz/bin/mlir_parser_fuzzer 60
+//        FUZZ_DICT=tests/fuzz/mlir.dict bash tests/fuzz/smoke.sh build-fuzz/bin/mlir_parser_fuzzer
+//        60
 #include <cstddef>
 #include <cstdint>
 

@@ -17,6 +17,7 @@
 #include "xlite/passes/dump.h"
 #include "xlite/passes/pipeline.h"
 #include "xlite/passes/registry.h"
+#include "xlite/passes/simplify.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/stablehlo/printer.h"
@@ -36,7 +37,8 @@ commands:
              --syntax_sugar_async_ops=BOOL print async ops as op-start/op-done (default true)
              --verify=BOOL                 run the verifier after parsing (default true)
              --split-input-file            .mlir: each `// -----` chunk is its own program
-             --passes=a,b                  run these passes in order (known: dce)
+             --passes=a,b                  run these passes in order (see docs/passes.md)
+             --pipeline=simplify           the simplification passes to a fixed point
              --xlite_verify_each_pass      verify after every pass
              --xlite_pass_timing           print each pass's time on stderr
              --xla_dump_to=DIR             dump before/after_optimizations (XLA's file names)
@@ -101,17 +103,6 @@ bool ReadInput(const std::string& path, std::string* out, std::string* error) {
   return true;
 }
 
-// Owns a pass created by name, so a pipeline can hold it.
-class PassRef : public xlite::HloPass {
- public:
-  explicit PassRef(std::unique_ptr<xlite::HloPass> pass) : pass_(std::move(pass)) {}
-  absl::string_view name() const override { return pass_->name(); }
-  absl::StatusOr<bool> Run(xlite::HloModule& module) override { return pass_->Run(module); }
-
- private:
-  std::unique_ptr<xlite::HloPass> pass_;
-};
-
 int RunOpt(std::vector<std::string> args) {
   absl::StatusOr<xlite::DebugOptions> debug = xlite::ReadDebugOptions(args);
   if (!debug.ok()) return Fail(std::string(debug.status().message()));
@@ -151,8 +142,14 @@ int RunOpt(std::vector<std::string> args) {
       for (absl::string_view name : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
         absl::StatusOr<std::unique_ptr<xlite::HloPass>> pass = xlite::CreatePass(name);
         if (!pass.ok()) return Fail(std::string(pass.status().message()));
-        pipeline.AddPass<PassRef>(std::move(*pass));
+        pipeline.AddPass(std::move(*pass));
       }
+    } else if (auto v = value_of("--pipeline")) {
+      if (*v != "simplify")
+        return Fail(absl::StrCat("--pipeline must be simplify, got '", *v, "'"));
+      absl::StatusOr<std::unique_ptr<xlite::HloPassPipeline>> simplify = xlite::SimplifyPipeline();
+      if (!simplify.ok()) return Fail(std::string(simplify.status().message()));
+      pipeline.AddPass(std::move(*simplify));
     } else if (arg == "-" || !absl::StartsWith(arg, "-")) {
       if (!file.empty()) return Fail("opt takes one input file");
       file = arg;

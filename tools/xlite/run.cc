@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
-#include "xlite/support/npy.h"
 #include "xlite/stablehlo/import.h"
+#include "xlite/support/npy.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/verifier.h"
 

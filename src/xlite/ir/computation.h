@@ -28,6 +28,9 @@ class HloComputation {
   // Deletes `instr`, which must have no users and not be the root or a
   // parameter; it leaves its operands' user lists and all control edges.
   void RemoveInstruction(HloInstruction* instr);
+  // The same for many instructions at once, in one sweep (no user may remain
+  // outside the set).
+  void RemoveInstructions(const std::vector<HloInstruction*>& instrs);
 
   HloInstruction* root_instruction() const { return root_; }
   void set_root_instruction(HloInstruction* r) { root_ = r; }

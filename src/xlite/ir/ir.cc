@@ -128,9 +128,26 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
 void HloComputation::RemoveInstruction(HloInstruction* instr) {
   instr->DetachFromOperands();
   instr->DropControlDependencies();
-  auto it = std::find_if(instructions_.begin(), instructions_.end(),
-                         [&](const std::unique_ptr<HloInstruction>& i) { return i.get() == instr; });
+  auto it =
+      std::find_if(instructions_.begin(), instructions_.end(),
+                   [&](const std::unique_ptr<HloInstruction>& i) { return i.get() == instr; });
   if (it != instructions_.end()) instructions_.erase(it);
+}
+
+void HloComputation::RemoveInstructions(const std::vector<HloInstruction*>& instrs) {
+  if (instrs.empty()) return;
+  for (HloInstruction* instr : instrs) {
+    instr->DetachFromOperands();
+    instr->DropControlDependencies();
+  }
+  std::vector<HloInstruction*> sorted = instrs;
+  std::sort(sorted.begin(), sorted.end());
+  instructions_.erase(std::remove_if(instructions_.begin(), instructions_.end(),
+                                     [&](const std::unique_ptr<HloInstruction>& i) {
+                                       return std::binary_search(sorted.begin(), sorted.end(),
+                                                                 i.get());
+                                     }),
+                      instructions_.end());
 }
 
 void HloComputation::SetParameter(int64_t number, HloInstruction* p) {
@@ -145,10 +162,9 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> c) {
 }
 
 void HloModule::RemoveComputation(HloComputation* computation) {
-  auto it = std::find_if(computations_.begin(), computations_.end(),
-                         [&](const std::unique_ptr<HloComputation>& c) {
-                           return c.get() == computation;
-                         });
+  auto it = std::find_if(
+      computations_.begin(), computations_.end(),
+      [&](const std::unique_ptr<HloComputation>& c) { return c.get() == computation; });
   if (it != computations_.end() && it->get() != entry_) computations_.erase(it);
 }
 

@@ -43,7 +43,8 @@ std::string Key(const HloInstruction& instr) {
     const std::string& b = instr.operand(1)->name();
     const std::string written = absl::StrCat("(", a, ", ", b, ")");
     const size_t at = text.find(written);
-    if (at != std::string::npos) text.replace(at, written.size(), absl::StrCat("(", b, ", ", a, ")"));
+    if (at != std::string::npos)
+      text.replace(at, written.size(), absl::StrCat("(", b, ", ", a, ")"));
   }
   return text;
 }
@@ -68,7 +69,7 @@ absl::StatusOr<bool> HloCse::Run(HloModule& module) {
       instr->ReplaceAllUsesWith(it->second);
       duplicates.push_back(instr);
     }
-    for (HloInstruction* d : duplicates) computation->RemoveInstruction(d);
+    computation->RemoveInstructions(duplicates);
     changed |= !duplicates.empty();
   }
   return changed;

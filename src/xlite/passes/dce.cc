@@ -7,32 +7,33 @@
 namespace xlite {
 namespace {
 
-bool IsDead(const HloInstruction& instr) {
-  return instr.users().empty() && instr.parent()->root_instruction() != &instr &&
-         instr.opcode() != HloOpcode::kParameter && instr.control_successors().empty() &&
-         !instr.HasSideEffect();
+// Must stay whatever uses it: the root, parameters, side effects, and
+// instructions other instructions are ordered after.
+bool IsLiveRoot(const HloInstruction& instr) {
+  return instr.parent()->root_instruction() == &instr || instr.opcode() == HloOpcode::kParameter ||
+         !instr.control_successors().empty() || instr.HasSideEffect();
 }
 
-// Removes dead instructions of `computation`, users before operands.
+// Mark (from the live roots through operands) and sweep, in O(instructions).
 bool RemoveDeadInstructions(HloComputation& computation) {
-  bool changed = false;
-  // Instructions are in definition order, so a reverse sweep sees a dead user
-  // before its operands; repeat while removals expose more dead operands.
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    std::vector<HloInstruction*> dead;
-    for (auto it = computation.instructions().rbegin(); it != computation.instructions().rend();
-         ++it) {
-      if (IsDead(**it)) dead.push_back(it->get());
-    }
-    for (HloInstruction* instr : dead) {
-      if (!instr->users().empty()) continue;  // a later removal cannot revive it
-      computation.RemoveInstruction(instr);
-      progress = changed = true;
+  absl::flat_hash_set<const HloInstruction*> live;
+  std::vector<const HloInstruction*> stack;
+  for (const auto& instr : computation.instructions()) {
+    if (IsLiveRoot(*instr) && live.insert(instr.get()).second) stack.push_back(instr.get());
+  }
+  while (!stack.empty()) {
+    const HloInstruction* instr = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* op : instr->operands()) {
+      if (live.insert(op).second) stack.push_back(op);
     }
   }
-  return changed;
+  std::vector<HloInstruction*> dead;
+  for (const auto& instr : computation.instructions()) {
+    if (!live.contains(instr.get())) dead.push_back(instr.get());
+  }
+  computation.RemoveInstructions(dead);
+  return !dead.empty();
 }
 
 // Computations reachable from the entry through called computations.

@@ -56,8 +56,8 @@ void ModuleDumper::AfterPass(const HloModule& module, const PassRecord& record) 
     pending_name_.clear();
   }
   if (pass_re_ && std::regex_search(record.pass, *pass_re_)) {
-    pending_name_ = absl::StrFormat("%s.%04d.%s.after_%s", prefix_, pass_counter_,
-                                    record.pipeline, record.pass);
+    pending_name_ = absl::StrFormat("%s.%04d.%s.after_%s", prefix_, pass_counter_, record.pipeline,
+                                    record.pass);
     pending_text_ = PrintModule(module);
   }
 }

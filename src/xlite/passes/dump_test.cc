@@ -36,10 +36,10 @@ TEST(Dump, XlaFileNamesOneSnapshotPerPass) {
   HloPassPipeline pipeline("simplify");
   pipeline.AddPass<HloDce>();
   pipeline.AddPass<HloDce>();
-  pipeline.set_options({.verify_each_pass = true,
-                        .after_pass = [&](const HloModule& module, const PassRecord& r) {
-                          dumper.AfterPass(module, r);
-                        }});
+  pipeline.set_options(
+      {.verify_each_pass = true, .after_pass = [&](const HloModule& module, const PassRecord& r) {
+         dumper.AfterPass(module, r);
+       }});
   ASSERT_TRUE(dumper.DumpStage(**m, "before_optimizations").ok());
   ASSERT_TRUE(pipeline.Run(**m).ok());
   ASSERT_TRUE(dumper.DumpStage(**m, "after_optimizations").ok());
@@ -55,7 +55,8 @@ TEST(Dump, XlaFileNamesOneSnapshotPerPass) {
 }
 
 TEST(Dump, ModuleFilterAndPassFilter) {
-  auto m = ParseHloModule("HloModule other\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n", "t.hlo");
+  auto m =
+      ParseHloModule("HloModule other\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n", "t.hlo");
   ASSERT_TRUE(m.ok());
   DebugOptions options;
   options.dump_to = (fs::path(testing::TempDir()) / "xlite_dump_filter").string();

@@ -26,6 +26,7 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule& module) {
       auto* nested = dynamic_cast<HloPassPipeline*>(pass.get());
       if (nested == nullptr && !Enabled(pass->name())) continue;
       if (nested != nullptr) nested->set_options(options_);
+      const size_t nested_before = nested != nullptr ? nested->records().size() : 0;
       const auto start = std::chrono::steady_clock::now();
       absl::StatusOr<bool> result = pass->Run(module);
       const double ms =
@@ -37,7 +38,8 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule& module) {
                                          "': ", result.status().message()));
       }
       if (nested != nullptr) {
-        records_.insert(records_.end(), nested->records().begin(), nested->records().end());
+        records_.insert(records_.end(), nested->records().begin() + nested_before,
+                        nested->records().end());
       } else {
         PassRecord record{name_, std::string(pass->name()), ms, *result};
         records_.push_back(record);

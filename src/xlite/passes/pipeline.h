@@ -22,8 +22,8 @@ struct PassRecord {
 };
 
 struct PipelineOptions {
-  bool verify_each_pass = false;               // --xlite_verify_each_pass; always on in tests
-  std::vector<std::string> disabled_passes;    // --xla_disable_hlo_passes=a,b
+  bool verify_each_pass = false;                 // --xlite_verify_each_pass; always on in tests
+  std::vector<std::string> disabled_passes;      // --xla_disable_hlo_passes=a,b
   std::vector<std::string> enabled_passes_only;  // --xla_enable_hlo_passes_only=a,b
   // Called after every pass that ran (dumps hook in here).
   std::function<void(const HloModule&, const PassRecord&)> after_pass;
@@ -42,6 +42,12 @@ class HloPassPipeline : public HloPass {
     P& ref = *pass;
     passes_.push_back(std::move(pass));
     return ref;
+  }
+
+  // Adds a pass made elsewhere (e.g. by the registry).
+  HloPass& AddPass(std::unique_ptr<HloPass> pass) {
+    passes_.push_back(std::move(pass));
+    return *passes_.back();
   }
 
   absl::string_view name() const override { return name_; }

@@ -39,9 +39,10 @@ class BreakingPass : public HloPass {
 };
 
 std::unique_ptr<HloModule> Module() {
-  auto m = ParseHloModule("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] "
-                          "negate(p)\n}\n",
-                          "t.hlo");
+  auto m = ParseHloModule(
+      "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] "
+      "negate(p)\n}\n",
+      "t.hlo");
   EXPECT_TRUE(m.ok());
   return std::move(*m);
 }

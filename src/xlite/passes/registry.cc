@@ -5,7 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "xlite/passes/algebraic_simplifier.h"
+#include "xlite/passes/call_inliner.h"
+#include "xlite/passes/cse.h"
 #include "xlite/passes/dce.h"
+#include "xlite/passes/tuple_simplifier.h"
+#include "xlite/passes/zero_sized_hlo_elimination.h"
 
 namespace xlite {
 namespace {
@@ -15,7 +20,12 @@ using Factory = std::function<std::unique_ptr<HloPass>()>;
 // One row per pass.
 const std::map<std::string, Factory, std::less<>>& Factories() {
   static const auto* kFactories = new std::map<std::string, Factory, std::less<>>{
+      {"algsimp", [] { return std::make_unique<AlgebraicSimplifier>(); }},
+      {"call-inliner", [] { return std::make_unique<CallInliner>(); }},
+      {"cse", [] { return std::make_unique<HloCse>(); }},
       {"dce", [] { return std::make_unique<HloDce>(); }},
+      {"tuple-simplifier", [] { return std::make_unique<TupleSimplifier>(); }},
+      {"zero-sized-hlo-elimination", [] { return std::make_unique<ZeroSizedHloElimination>(); }},
   };
   return *kFactories;
 }
@@ -25,8 +35,8 @@ const std::map<std::string, Factory, std::less<>>& Factories() {
 absl::StatusOr<std::unique_ptr<HloPass>> CreatePass(absl::string_view name) {
   auto it = Factories().find(name);
   if (it == Factories().end()) {
-    return absl::NotFoundError(absl::StrCat("unknown pass '", name, "' (known: ",
-                                            absl::StrJoin(KnownPassNames(), ", "), ")"));
+    return absl::NotFoundError(absl::StrCat(
+        "unknown pass '", name, "' (known: ", absl::StrJoin(KnownPassNames(), ", "), ")"));
   }
   return it->second();
 }

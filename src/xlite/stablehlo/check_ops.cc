@@ -78,11 +78,10 @@ uint64_t UlpDistance(PrimitiveType type, uint64_t a_bits, uint64_t b_bits) {
   __int128 d = ordered(a_bits) - ordered(b_bits);
   if (d < 0) d = -d;
   return d > std::numeric_limits<uint64_t>::max() ? std::numeric_limits<uint64_t>::max()
-                                                   : static_cast<uint64_t>(d);
+                                                  : static_cast<uint64_t>(d);
 }
 
-absl::Status RunCheck(const HloInstruction& check, const Literal& actual,
-                      const Literal& expected) {
+absl::Status RunCheck(const HloInstruction& check, const Literal& actual, const Literal& expected) {
   const std::string& target = check.attrs().custom_call_target;
   const OpMetadata& m = check.attrs().metadata;
   const std::string where =
@@ -93,14 +92,15 @@ absl::Status RunCheck(const HloInstruction& check, const Literal& actual,
   }
   if (actual.shape().dimensions() != expected.shape().dimensions() ||
       actual.shape().element_type() != expected.shape().element_type()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(where, ": ", target, " failed: actual is ", actual.shape().ToString(),
-                     ", expected ", expected.shape().ToString()));
+    return absl::FailedPreconditionError(absl::StrCat(where, ": ", target, " failed: actual is ",
+                                                      actual.shape().ToString(), ", expected ",
+                                                      expected.shape().ToString()));
   }
   const CheckConfig config = ParseConfig(check.attrs().backend_config);
   const PrimitiveType type = actual.shape().element_type();
   const bool is_float = IsFloatingPoint(type), is_complex = IsComplex(type);
-  const PrimitiveType component = type == PrimitiveType::C64 ? PrimitiveType::F32 : PrimitiveType::F64;
+  const PrimitiveType component =
+      type == PrimitiveType::C64 ? PrimitiveType::F32 : PrimitiveType::F64;
   int64_t mismatches = 0;
   std::string examples;
   uint64_t worst_ulp = 0;
@@ -123,7 +123,8 @@ absl::Status RunCheck(const HloInstruction& check, const Literal& actual,
       ok = ulp >= config.min_ulp && ulp <= config.max_ulp;
       if (!ok) {
         worst_ulp = std::max(worst_ulp, ulp);
-        detail = ulp == std::numeric_limits<uint64_t>::max() ? " (NaN)" : absl::StrCat(" (", ulp, " ULP)");
+        detail = ulp == std::numeric_limits<uint64_t>::max() ? " (NaN)"
+                                                             : absl::StrCat(" (", ulp, " ULP)");
       }
     } else {
       const std::complex<double> a = actual.GetComplex(i), e = expected.GetComplex(i);
@@ -145,12 +146,13 @@ absl::Status RunCheck(const HloInstruction& check, const Literal& actual,
     }
   }
   if (mismatches == 0) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      where, ": ", target, " failed: ", mismatches, " of ", actual.element_count(),
-      " elements differ", worst_ulp > 0 && worst_ulp != std::numeric_limits<uint64_t>::max()
-                              ? absl::StrCat(" (worst ", worst_ulp, " ULP)")
-                              : "",
-      examples));
+  return absl::FailedPreconditionError(
+      absl::StrCat(where, ": ", target, " failed: ", mismatches, " of ", actual.element_count(),
+                   " elements differ",
+                   worst_ulp > 0 && worst_ulp != std::numeric_limits<uint64_t>::max()
+                       ? absl::StrCat(" (worst ", worst_ulp, " ULP)")
+                       : "",
+                   examples));
 }
 
 // interpreter.run_parallel: backend_config is "RxP\n<HLO module text>"; the
@@ -172,9 +174,9 @@ absl::StatusOr<Literal> RunParallel(const HloInstruction& call,
   const int64_t devices = replicas * partitions;
   const int64_t per_device = program->entry_computation()->num_parameters();
   if (static_cast<int64_t>(operands.size()) != devices * per_device) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interpreter.run_parallel: ", operands.size(), " operands for ", devices,
-        " processes of ", per_device, " arguments"));
+    return absl::InvalidArgumentError(absl::StrCat("interpreter.run_parallel: ", operands.size(),
+                                                   " operands for ", devices, " processes of ",
+                                                   per_device, " arguments"));
   }
   std::vector<std::vector<Literal>> args(devices);
   for (int64_t d = 0; d < devices; ++d) {
@@ -205,8 +207,9 @@ void RegisterCheckTargets() {
     for (const char* target :
          {"check.expect_eq", "check.expect_almost_eq", "check.expect_close", "check.eq"}) {
       RegisterCustomCallTarget(
-          target, [](const HloInstruction& call,
-                     absl::Span<const Literal* const> operands) -> absl::StatusOr<Literal> {
+          target,
+          [](const HloInstruction& call,
+             absl::Span<const Literal* const> operands) -> absl::StatusOr<Literal> {
             if (operands.size() != 2) {
               return absl::InvalidArgumentError("a check compares two values");
             }

@@ -15,8 +15,7 @@ std::unique_ptr<HloInstruction> HloEmitter::Make(HloOpcode opcode,
   return instr;
 }
 
-absl::StatusOr<HloInstruction*> HloEmitter::Add(std::unique_ptr<HloInstruction> instr,
-                                                bool infer) {
+absl::StatusOr<HloInstruction*> HloEmitter::Add(std::unique_ptr<HloInstruction> instr, bool infer) {
   instr->set_parent(computation_);
   if (infer) {
     absl::StatusOr<Shape> shape = InferShape(*instr);

@@ -287,9 +287,8 @@ class Lowering {
   absl::StatusOr<Results> LowerChlo(const Operation& op, Scope& s);
   absl::StatusOr<Results> LowerQuantized(const Operation& op, Scope& s);
   absl::StatusOr<Results> LowerRunParallel(const Operation& op, Scope& s);
-  absl::StatusOr<HloInstruction*> DropExpandedDims(const Operation& op, Scope& s,
-                                                   HloInstruction* x, std::vector<int64_t>& dims,
-                                                   const Shape& result);
+  absl::StatusOr<HloInstruction*> DropExpandedDims(const Operation& op, Scope& s, HloInstruction* x,
+                                                   std::vector<int64_t>& dims, const Shape& result);
   absl::StatusOr<Window> WindowOf(const Operation& op, int64_t rank, const char* dims_key,
                                   const char* strides_key, const char* base_dilations_key,
                                   const char* window_dilations_key);
@@ -354,8 +353,7 @@ absl::StatusOr<HloInstruction*> Lowering::Finish(const Operation& op, Scope& s,
   return s.e.Add(std::move(instr), /*infer=*/false);
 }
 
-absl::StatusOr<Lowering::Results> Lowering::Unpack(Scope& s, HloInstruction* tuple,
-                                                   int64_t count) {
+absl::StatusOr<Lowering::Results> Lowering::Unpack(Scope& s, HloInstruction* tuple, int64_t count) {
   Results out;
   for (int64_t i = 0; i < count; ++i) {
     auto gte = s.e.Make(HloOpcode::kGetTupleElement, {tuple}, tuple->shape().tuple_shapes(i));
@@ -447,7 +445,8 @@ absl::StatusOr<HloComputation*> Lowering::LowerFunction(const std::string& name)
   auto done = lowered_.find(name);
   if (done != lowered_.end()) return done->second;
   auto it = functions_.find(name);
-  if (it == functions_.end()) return absl::InvalidArgumentError(absl::StrCat("no function @", name));
+  if (it == functions_.end())
+    return absl::InvalidArgumentError(absl::StrCat("no function @", name));
   if (!in_progress_.insert(name).second) {
     return absl::UnimplementedError(absl::StrCat("recursive call of @", name, " is unsupported"));
   }
@@ -498,8 +497,8 @@ absl::Status Lowering::Run(const Operation& top, const LowerOptions& options) {
     }
   }
   if (entry.empty() || !functions_.contains(entry)) {
-    return absl::InvalidArgumentError(
-        entry.empty() ? "the module has no function to run" : absl::StrCat("no function @", entry));
+    return absl::InvalidArgumentError(entry.empty() ? "the module has no function to run"
+                                                    : absl::StrCat("no function @", entry));
   }
   ASSIGN_OR_RETURN(HloComputation * comp, LowerFunction(entry));
   module_->set_entry_computation(comp);
@@ -515,8 +514,8 @@ absl::StatusOr<Lowering::Results> Lowering::LowerOp(const Operation& op, Scope& 
     if (IsQuantized(v->type)) return LowerQuantized(op, s);
   }
   if (absl::StartsWith(name, "check.") ||
-      (name == "stablehlo.custom_call" && absl::StartsWith(EnumValue(op, "call_target_name"),
-                                                           "check."))) {
+      (name == "stablehlo.custom_call" &&
+       absl::StartsWith(EnumValue(op, "call_target_name"), "check."))) {
     return LowerCheck(op, s);
   }
   if (absl::StartsWith(name, "chlo.")) return LowerChlo(op, s);
@@ -568,14 +567,22 @@ absl::StatusOr<Lowering::Results> Lowering::LowerOp(const Operation& op, Scope& 
   static const absl::flat_hash_set<std::string> kReductions = {
       "reduce", "reduce_window", "select_and_scatter", "scatter", "sort", "map"};
   if (kReductions.contains(short_name)) return LowerReductionLike(op, s);
-  static const absl::flat_hash_set<std::string> kCollectives = {
-      "all_reduce",     "all_gather",         "all_to_all",   "reduce_scatter",
-      "collective_permute", "collective_broadcast", "replica_id", "partition_id",
-      "send",           "recv",               "infeed",       "outfeed"};
+  static const absl::flat_hash_set<std::string> kCollectives = {"all_reduce",
+                                                                "all_gather",
+                                                                "all_to_all",
+                                                                "reduce_scatter",
+                                                                "collective_permute",
+                                                                "collective_broadcast",
+                                                                "replica_id",
+                                                                "partition_id",
+                                                                "send",
+                                                                "recv",
+                                                                "infeed",
+                                                                "outfeed"};
   if (kCollectives.contains(short_name)) return LowerCollective(op, s);
   static const absl::flat_hash_set<std::string> kLinalg = {
-      "dot", "dot_general", "convolution", "triangular_solve", "cholesky", "fft",
-      "batch_norm_inference", "batch_norm_training", "batch_norm_grad"};
+      "dot", "dot_general",          "convolution",         "triangular_solve", "cholesky",
+      "fft", "batch_norm_inference", "batch_norm_training", "batch_norm_grad"};
   if (kLinalg.contains(short_name)) return LowerLinalg(op, s);
   if (absl::StartsWith(short_name, "dynamic_") || short_name == "real_dynamic_slice" ||
       short_name == "get_dimension_size" || short_name == "set_dimension_size") {
@@ -635,7 +642,8 @@ absl::StatusOr<Lowering::Results> Lowering::LowerDataMovement(const Operation& o
     if (start.size() != limit.size() || start.size() != strides.size()) {
       return OpError(op, "start_indices, limit_indices and strides differ in length");
     }
-    for (size_t i = 0; i < start.size(); ++i) attrs().slice.push_back({start[i], limit[i], strides[i]});
+    for (size_t i = 0; i < start.size(); ++i)
+      attrs().slice.push_back({start[i], limit[i], strides[i]});
   } else if (short_name == "dynamic_slice") {
     instr = New(s, HloOpcode::kDynamicSlice, operands);
     ASSIGN_OR_RETURN(attrs().dynamic_slice_sizes, Ints(op, "slice_sizes"));
@@ -719,16 +727,16 @@ absl::StatusOr<Lowering::Results> Lowering::LowerDataMovement(const Operation& o
 // result dimension; HLO's broadcast may not. Reshapes those dimensions away
 // first (and drops them from `dims`).
 absl::StatusOr<HloInstruction*> Lowering::DropExpandedDims(const Operation& op, Scope& s,
-                                                          HloInstruction* x,
-                                                          std::vector<int64_t>& dims,
-                                                          const Shape& result) {
+                                                           HloInstruction* x,
+                                                           std::vector<int64_t>& dims,
+                                                           const Shape& result) {
   const Shape& in = x->shape();
   if (!in.IsArray() || static_cast<int64_t>(dims.size()) != in.rank()) return x;
   std::vector<int64_t> kept_dims, kept_sizes;
   for (int64_t i = 0; i < in.rank(); ++i) {
     const int64_t to = dims[i];
-    const bool expands = to >= 0 && to < result.rank() && in.dimensions()[i] == 1 &&
-                         result.dimensions()[to] != 1;
+    const bool expands =
+        to >= 0 && to < result.rank() && in.dimensions()[i] == 1 && result.dimensions()[to] != 1;
     if (!expands) {
       kept_dims.push_back(to);
       kept_sizes.push_back(in.dimensions()[i]);
@@ -736,8 +744,7 @@ absl::StatusOr<HloInstruction*> Lowering::DropExpandedDims(const Operation& op, 
   }
   if (kept_dims.size() == dims.size()) return x;
   dims = kept_dims;
-  auto reshape = s.e.Make(HloOpcode::kReshape, {x},
-                          Shape::Array(in.element_type(), kept_sizes));
+  auto reshape = s.e.Make(HloOpcode::kReshape, {x}, Shape::Array(in.element_type(), kept_sizes));
   absl::StatusOr<HloInstruction*> h = s.e.Add(std::move(reshape));
   if (!h.ok()) return AtOp(op, h.status());
   return *h;
@@ -746,8 +753,7 @@ absl::StatusOr<HloInstruction*> Lowering::DropExpandedDims(const Operation& op, 
 // ---- Windows, dot, convolution and the other linear algebra.
 
 absl::StatusOr<Window> Lowering::WindowOf(const Operation& op, int64_t rank, const char* dims_key,
-                                          const char* strides_key,
-                                          const char* base_dilations_key,
+                                          const char* strides_key, const char* base_dilations_key,
                                           const char* window_dilations_key) {
   Window w;
   std::vector<int64_t> sizes;
@@ -769,7 +775,8 @@ absl::StatusOr<Window> Lowering::WindowOf(const Operation& op, int64_t rank, con
   if (const Attribute* r = op.attr("window_reversal")) {
     if (r->kind == AK::kDenseArray) reversal = r->ints;
     if (r->kind == AK::kDense) {
-      for (int64_t i = 0; i < r->literal->element_count(); ++i) reversal.push_back(r->literal->GetInt(i));
+      for (int64_t i = 0; i < r->literal->element_count(); ++i)
+        reversal.push_back(r->literal->GetInt(i));
     }
   }
   const size_t n = sizes.size();
@@ -799,13 +806,13 @@ absl::StatusOr<Window> Lowering::WindowOf(const Operation& op, int64_t rank, con
 }
 
 // "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
-absl::StatusOr<ConvolutionDimensionNumbers> ParseConvDims(const Operation& op,
-                                                          const Attribute& a) {
+absl::StatusOr<ConvolutionDimensionNumbers> ParseConvDims(const Operation& op, const Attribute& a) {
   ConvolutionDimensionNumbers dn;
   if (!a.fields.empty()) {
     auto one = [&](const char* key, int64_t& out) -> absl::Status {
       const Attribute* f = a.Field(key);
-      if (f == nullptr || f->kind != AK::kInteger) return OpError(op, absl::StrCat("missing ", key));
+      if (f == nullptr || f->kind != AK::kInteger)
+        return OpError(op, absl::StrCat("missing ", key));
       out = f->int_value;
       return absl::OkStatus();
     };
@@ -820,7 +827,8 @@ absl::StatusOr<ConvolutionDimensionNumbers> ParseConvDims(const Operation& op,
     ASSIGN_OR_RETURN(dn.output_spatial_dimensions, FieldInts(op, a, "output_spatial_dimensions"));
   } else {
     std::string raw = a.raw;
-    if (absl::StartsWith(raw, "raw ")) return OpUnsupported(op, "raw convolution dimension numbers");
+    if (absl::StartsWith(raw, "raw "))
+      return OpUnsupported(op, "raw convolution dimension numbers");
     raw.erase(std::remove_if(raw.begin(), raw.end(), [](char c) { return c == ' '; }), raw.end());
     std::vector<std::string> parts = absl::StrSplit(raw, absl::ByAnyChar("x->"), absl::SkipEmpty());
     if (parts.size() != 3) return OpError(op, absl::StrCat("bad dimension numbers '", a.raw, "'"));
@@ -902,8 +910,8 @@ absl::StatusOr<Lowering::Results> Lowering::LowerLinalg(const Operation& op, Sco
     if (a == nullptr) return OpError(op, "missing dimension_numbers");
     ASSIGN_OR_RETURN(ConvolutionDimensionNumbers dn, ParseConvDims(op, *a));
     const int64_t spatial = static_cast<int64_t>(dn.input_spatial_dimensions.size());
-    ASSIGN_OR_RETURN(Window w, WindowOf(op, spatial, nullptr, "window_strides", "lhs_dilation",
-                                        "rhs_dilation"));
+    ASSIGN_OR_RETURN(
+        Window w, WindowOf(op, spatial, nullptr, "window_strides", "lhs_dilation", "rhs_dilation"));
     for (int64_t i = 0; i < spatial; ++i) {
       if (dn.kernel_spatial_dimensions[i] >= operands[1]->shape().rank()) {
         return OpError(op, "kernel spatial dimension out of range");
@@ -955,8 +963,8 @@ absl::StatusOr<Lowering::Results> Lowering::LowerReductionLike(const Operation& 
   std::vector<HloComputation*> called;
   for (size_t i = 0; i < op.regions.size(); ++i) {
     absl::StatusOr<HloComputation*> c =
-        LowerRegion(*op.regions[i], short_name + "_body", Params::kFlat,
-                    FreeValues(*op.regions[i]), /*tuple_root=*/false);
+        LowerRegion(*op.regions[i], short_name + "_body", Params::kFlat, FreeValues(*op.regions[i]),
+                    /*tuple_root=*/false);
     if (!c.ok()) return AtOp(op, c.status());
     called.push_back(*c);
   }
@@ -1118,9 +1126,8 @@ absl::StatusOr<Lowering::Results> Lowering::LowerCollective(const Operation& op,
     instr = New(s, HloOpcode::kPartitionId, operands);
   } else if (short_name == "all_reduce" || short_name == "reduce_scatter") {
     if (op.regions.size() != 1) return OpError(op, "expects a reduction region");
-    absl::StatusOr<HloComputation*> c = LowerRegion(*op.regions[0], short_name + "_body",
-                                                    Params::kFlat, FreeValues(*op.regions[0]),
-                                                    false);
+    absl::StatusOr<HloComputation*> c = LowerRegion(
+        *op.regions[0], short_name + "_body", Params::kFlat, FreeValues(*op.regions[0]), false);
     if (!c.ok()) return AtOp(op, c.status());
     instr = New(s, short_name == "all_reduce" ? HloOpcode::kAllReduce : HloOpcode::kReduceScatter,
                 operands);
@@ -1255,10 +1262,9 @@ absl::StatusOr<Lowering::Results> Lowering::LowerCustomCall(const Operation& op,
     if (bc->kind == AK::kString) a.backend_config = bc->text;
   }
   if (const Attribute* v = op.attr("api_version"); v != nullptr && v->kind == AK::kInteger) {
-    static const char* kVersions[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
-                                      "API_VERSION_STATUS_RETURNING",
-                                      "API_VERSION_STATUS_RETURNING_UNIFIED",
-                                      "API_VERSION_TYPED_FFI"};
+    static const char* kVersions[] = {
+        "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+        "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
     if (v->int_value >= 0 && v->int_value < 5) a.api_version = kVersions[v->int_value];
   }
   instr->mutable_shape() = shape;
@@ -1369,8 +1375,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerRunParallel(const Operation& op
   auto instr = New(s, HloOpcode::kCustomCall, operands);
   instr->attrs().custom_call_target = "interpreter.run_parallel";
   instr->attrs().custom_call_has_side_effect = true;
-  instr->attrs().backend_config =
-      absl::StrCat(replicas, "x", partitions, "\n", PrintModule(*sub));
+  instr->attrs().backend_config = absl::StrCat(replicas, "x", partitions, "\n", PrintModule(*sub));
   instr->mutable_shape() = shape;
   SetSource(*instr, op.loc);
   ASSIGN_OR_RETURN(HloInstruction * h, s.e.Add(std::move(instr), /*infer=*/false));
@@ -1411,9 +1416,10 @@ absl::StatusOr<QuantType> ParseQuantType(const std::string& text) {
   if (p < body.size() && body[p] == '<') {
     size_t end = body.find('>', p);
     if (end == std::string::npos) return bad();
-    std::pair<std::string, std::string> mm = absl::StrSplit(body.substr(p + 1, end - p - 1),
-                                                            absl::MaxSplits(':', 1));
-    if (!absl::SimpleAtoi(mm.first, &q.storage_min) || !absl::SimpleAtoi(mm.second, &q.storage_max)) {
+    std::pair<std::string, std::string> mm =
+        absl::StrSplit(body.substr(p + 1, end - p - 1), absl::MaxSplits(':', 1));
+    if (!absl::SimpleAtoi(mm.first, &q.storage_min) ||
+        !absl::SimpleAtoi(mm.second, &q.storage_max)) {
       return bad();
     }
     p = end + 1;

@@ -57,7 +57,7 @@ TEST(Lower, ExpectCloseCountsUlps) {
   })")
                    .ok());
   EXPECT_EQ(UlpDistance(PrimitiveType::F32, 0x80000001, 0x00000001), 2u);  // across zero
-  EXPECT_EQ(UlpDistance(PrimitiveType::F16, 0x7E00, 0x7E01), 0u);           // NaN vs NaN
+  EXPECT_EQ(UlpDistance(PrimitiveType::F16, 0x7E00, 0x7E01), 0u);          // NaN vs NaN
 }
 
 TEST(Lower, BroadcastInDimExpandsSizeOneDimensions) {
@@ -67,7 +67,7 @@ TEST(Lower, BroadcastInDimExpandsSizeOneDimensions) {
     %1 = stablehlo.broadcast_in_dim %0, dims = [0, 1] : (tensor<2x1xi32>) -> tensor<2x3xi32>
     return %1 : tensor<2x3xi32>
   })",
-                  &out)
+                         &out)
                   .ok());
   EXPECT_EQ(out.GetInt(2), 5);
   EXPECT_EQ(out.GetInt(3), 6);

@@ -41,10 +41,10 @@ struct Type {
   static constexpr int64_t kDynamic = -1;
 
   Kind kind = Kind::kOther;
-  std::vector<int64_t> dims;  // kTensor; kDynamic for '?'
-  bool ranked = true;         // kTensor: false for tensor<*x..>
-  std::string element;        // kTensor: element type as written; kScalar/kOther: the type
-  std::string encoding;       // kTensor: the encoding attribute, as written
+  std::vector<int64_t> dims;   // kTensor; kDynamic for '?'
+  bool ranked = true;          // kTensor: false for tensor<*x..>
+  std::string element;         // kTensor: element type as written; kScalar/kOther: the type
+  std::string encoding;        // kTensor: the encoding attribute, as written
   std::vector<Type> elements;  // kTuple elements; kFunction inputs
   std::vector<Type> results;   // kFunction results
 
@@ -60,21 +60,21 @@ struct NamedAttribute;
 
 struct Attribute {
   enum class Kind {
-    kUnit,        // a key alone: {has_side_effect}
-    kBool,        // true/false
-    kInteger,     // 3 : i64 (type in `type`; none = i64)
-    kFloat,       // 1.0 : f32
-    kString,      // "text"
-    kSymbol,      // @name
-    kType,        // a type used as attribute (function_type = (..) -> ..)
-    kArray,       // [a, b]
-    kDenseArray,  // array<i64: 1, 2> (element type in `text`, values in ints/floats)
-    kDense,       // dense<..> : tensor<..> (values in `literal`, type in `type`)
+    kUnit,           // a key alone: {has_side_effect}
+    kBool,           // true/false
+    kInteger,        // 3 : i64 (type in `type`; none = i64)
+    kFloat,          // 1.0 : f32
+    kString,         // "text"
+    kSymbol,         // @name
+    kType,           // a type used as attribute (function_type = (..) -> ..)
+    kArray,          // [a, b]
+    kDenseArray,     // array<i64: 1, 2> (element type in `text`, values in ints/floats)
+    kDense,          // dense<..> : tensor<..> (values in `literal`, type in `type`)
     kDenseResource,  // dense_resource<name> : tensor<..>
-    kDict,        // {a = 1, b}
-    kEnum,        // #stablehlo<comparison_direction LT>: `name` = comparison_direction, `text` = LT
-    kStruct,      // #stablehlo.scatter<a = [0], ...>: `name` = stablehlo.scatter, fields
-    kOpaque,      // any other #dialect attribute, kept as written in `text`
+    kDict,           // {a = 1, b}
+    kEnum,    // #stablehlo<comparison_direction LT>: `name` = comparison_direction, `text` = LT
+    kStruct,  // #stablehlo.scatter<a = [0], ...>: `name` = stablehlo.scatter, fields
+    kOpaque,  // any other #dialect attribute, kept as written in `text`
   };
   Kind kind = Kind::kUnit;
   bool bool_value = false;
@@ -83,10 +83,10 @@ struct Attribute {
   std::string text;  // kString, kSymbol (without @), kEnum value, kDenseArray element, kOpaque
   std::string name;  // kEnum/kStruct mnemonic; kDenseResource handle
   Type type;         // kInteger, kFloat, kType, kDense, kDenseResource
-  std::vector<Attribute> elements;    // kArray
-  std::vector<int64_t> ints;          // kDenseArray of integers/booleans
-  std::vector<double> floats;         // kDenseArray of f16..f64
-  std::vector<NamedAttribute> fields;  // kDict, kStruct (in written order)
+  std::vector<Attribute> elements;         // kArray
+  std::vector<int64_t> ints;               // kDenseArray of integers/booleans
+  std::vector<double> floats;              // kDenseArray of f16..f64
+  std::vector<NamedAttribute> fields;      // kDict, kStruct (in written order)
   std::shared_ptr<const Literal> literal;  // kDense (row-major; quantized: storage values)
   // kStruct with unnamed parts (#stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>): as written.
   std::string raw;
@@ -102,7 +102,8 @@ struct Attribute {
 
 struct NamedAttribute {
   NamedAttribute() = default;
-  NamedAttribute(std::string key, Attribute value) : first(std::move(key)), second(std::move(value)) {}
+  NamedAttribute(std::string key, Attribute value)
+      : first(std::move(key)), second(std::move(value)) {}
   std::string first;
   Attribute second;
 };

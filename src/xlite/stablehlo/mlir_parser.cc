@@ -227,8 +227,8 @@ absl::Status Parser::SkipBalanced() {
       }
       if (stack.empty()) return ErrorAt(p, "unbalanced brackets");
       char open = stack.back();
-      if ((open == '(' && ch != ')') || (open == '[' && ch != ']') ||
-          (open == '{' && ch != '}') || (open == '<' && ch != '>')) {
+      if ((open == '(' && ch != ')') || (open == '[' && ch != ']') || (open == '{' && ch != '}') ||
+          (open == '<' && ch != '>')) {
         return ErrorAt(p, "mismatched brackets");
       }
       stack.pop_back();
@@ -461,9 +461,10 @@ absl::StatusOr<Attribute> Parser::ParseAttribute(bool typed_numbers) {
       e += 2;
       while (e < t.size() && std::isxdigit(static_cast<unsigned char>(t[e]))) ++e;
     } else {
-      while (e < t.size() && (std::isdigit(static_cast<unsigned char>(t[e])) || t[e] == '.' ||
-                              t[e] == 'e' || t[e] == 'E' ||
-                              ((t[e] == '-' || t[e] == '+') && (t[e - 1] == 'e' || t[e - 1] == 'E')))) {
+      while (e < t.size() &&
+             (std::isdigit(static_cast<unsigned char>(t[e])) || t[e] == '.' || t[e] == 'e' ||
+              t[e] == 'E' ||
+              ((t[e] == '-' || t[e] == '+') && (t[e - 1] == 'e' || t[e - 1] == 'E')))) {
         if (t[e] == '.' || t[e] == 'e' || t[e] == 'E') is_float = true;
         ++e;
       }
@@ -783,8 +784,8 @@ absl::Status SetDenseElement(Literal& lit, int64_t i, const DenseItem& item, Pri
       bool hex = false;
       uint64_t bits = 0;
       if (!parse_real(*texts[k], parts[k], hex, bits)) {
-        return absl::InvalidArgumentError(absl::StrCat("bad complex value (", item.text, ", ",
-                                                       item.imag, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("bad complex value (", item.text, ", ", item.imag, ")"));
       }
       if (hex) {
         parts[k] = type == PrimitiveType::C64
@@ -853,8 +854,8 @@ absl::StatusOr<Literal> Parser::BuildDenseLiteral(size_t pos, const std::vector<
   if (!type.IsStatic()) return ErrorAt(pos, "dense attribute with a dynamic shape");
   std::optional<PrimitiveType> et = PrimitiveTypeOf(type.element);
   if (!et) {
-    absl::Status s = ErrorAt(pos, absl::StrCat("element type '", type.element,
-                                               "' of a dense attribute is unsupported"));
+    absl::Status s = ErrorAt(
+        pos, absl::StrCat("element type '", type.element, "' of a dense attribute is unsupported"));
     return absl::UnimplementedError(s.message());
   }
   int64_t n = 1;
@@ -872,7 +873,7 @@ absl::StatusOr<Literal> Parser::BuildDenseLiteral(size_t pos, const std::vector<
     bytes.resize(hex.size() / 2);
     for (size_t i = 0; i < bytes.size(); ++i) {
       int hi = std::isdigit(static_cast<unsigned char>(hex[2 * i])) ? hex[2 * i] - '0'
-                                                                      : (hex[2 * i] | 32) - 'a' + 10;
+                                                                    : (hex[2 * i] | 32) - 'a' + 10;
       int lo = std::isdigit(static_cast<unsigned char>(hex[2 * i + 1]))
                    ? hex[2 * i + 1] - '0'
                    : (hex[2 * i + 1] | 32) - 'a' + 10;
@@ -886,12 +887,13 @@ absl::StatusOr<Literal> Parser::BuildDenseLiteral(size_t pos, const std::vector<
       return lit;
     }
     if (static_cast<int64_t>(bytes.size()) == width && n != 1) {
-      for (int64_t i = 0; i < n; ++i) std::memcpy(lit.mutable_raw_data() + i * width, bytes.data(), width);
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(lit.mutable_raw_data() + i * width, bytes.data(), width);
       return lit;
     }
     if (static_cast<int64_t>(bytes.size()) != width * n) {
-      return ErrorAt(pos, absl::StrCat("hex data has ", bytes.size(), " bytes, type needs ",
-                                       width * n));
+      return ErrorAt(pos,
+                     absl::StrCat("hex data has ", bytes.size(), " bytes, type needs ", width * n));
     }
     if (n > 0) std::memcpy(lit.mutable_raw_data(), bytes.data(), bytes.size());
     return lit;
@@ -1620,7 +1622,8 @@ absl::Status Parser::ParseReduce(Operation& op, int declared_results) {
     auto region = std::make_unique<Region>();
     auto block = NewBlockWithArgs(arg_types, {});
     block->parent = &op;
-    for (size_t i = 0; i < arg_types.size(); ++i) block->arguments[i]->name = absl::StrCat("arg", i);
+    for (size_t i = 0; i < arg_types.size(); ++i)
+      block->arguments[i]->name = absl::StrCat("arg", i);
     if (n != 1) return Error("'applies' needs a single input");
     auto body = std::make_unique<Operation>();
     body->name = applies;
@@ -1968,19 +1971,41 @@ std::optional<PrimitiveType> PrimitiveTypeOf(absl::string_view e) {
     return PrimitiveTypeOf(rest.substr(0, end));
   }
   static const auto* kTypes = new absl::flat_hash_map<std::string, P>{
-      {"i1", P::PRED},        {"i2", P::S2},           {"i4", P::S4},
-      {"i8", P::S8},          {"i16", P::S16},         {"i32", P::S32},
-      {"i64", P::S64},        {"si2", P::S2},          {"si4", P::S4},
-      {"si8", P::S8},         {"si16", P::S16},        {"si32", P::S32},
-      {"si64", P::S64},       {"ui1", P::U1},          {"ui2", P::U2},
-      {"ui4", P::U4},         {"ui8", P::U8},          {"ui16", P::U16},
-      {"ui32", P::U32},       {"ui64", P::U64},        {"f16", P::F16},
-      {"bf16", P::BF16},      {"f32", P::F32},         {"f64", P::F64},
-      {"f8E5M2", P::F8E5M2},  {"f8E4M3", P::F8E4M3},   {"f8E4M3FN", P::F8E4M3FN},
-      {"f8E4M3B11FNUZ", P::F8E4M3B11FNUZ},             {"f8E5M2FNUZ", P::F8E5M2FNUZ},
-      {"f8E4M3FNUZ", P::F8E4M3FNUZ},                   {"f8E3M4", P::F8E3M4},
-      {"f4E2M1FN", P::F4E2M1FN},                       {"f8E8M0FNU", P::F8E8M0FNU},
-      {"complex<f32>", P::C64},                        {"complex<f64>", P::C128},
+      {"i1", P::PRED},
+      {"i2", P::S2},
+      {"i4", P::S4},
+      {"i8", P::S8},
+      {"i16", P::S16},
+      {"i32", P::S32},
+      {"i64", P::S64},
+      {"si2", P::S2},
+      {"si4", P::S4},
+      {"si8", P::S8},
+      {"si16", P::S16},
+      {"si32", P::S32},
+      {"si64", P::S64},
+      {"ui1", P::U1},
+      {"ui2", P::U2},
+      {"ui4", P::U4},
+      {"ui8", P::U8},
+      {"ui16", P::U16},
+      {"ui32", P::U32},
+      {"ui64", P::U64},
+      {"f16", P::F16},
+      {"bf16", P::BF16},
+      {"f32", P::F32},
+      {"f64", P::F64},
+      {"f8E5M2", P::F8E5M2},
+      {"f8E4M3", P::F8E4M3},
+      {"f8E4M3FN", P::F8E4M3FN},
+      {"f8E4M3B11FNUZ", P::F8E4M3B11FNUZ},
+      {"f8E5M2FNUZ", P::F8E5M2FNUZ},
+      {"f8E4M3FNUZ", P::F8E4M3FNUZ},
+      {"f8E3M4", P::F8E3M4},
+      {"f4E2M1FN", P::F4E2M1FN},
+      {"f8E8M0FNU", P::F8E8M0FNU},
+      {"complex<f32>", P::C64},
+      {"complex<f64>", P::C128},
       {"index", P::S64},
   };
   auto it = kTypes->find(std::string(e));

@@ -24,12 +24,14 @@ TEST(MlirParser, PrettyAndGenericFormsGiveTheSameAttributes) {
     func.func @f(%x: tensor<3xf32>) -> tensor<2x3xf32> {
       %0 = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
       return %0 : tensor<2x3xf32>
-    })", "p.mlir");
+    })",
+                          "p.mlir");
   auto generic = ParseMlir(R"(
     func.func @f(%x: tensor<3xf32>) -> tensor<2x3xf32> {
       %0 = "stablehlo.broadcast_in_dim"(%x) <{broadcast_dimensions = array<i64: 1>}> : (tensor<3xf32>) -> tensor<2x3xf32>
       "func.return"(%0) : (tensor<2x3xf32>) -> ()
-    })", "g.mlir");
+    })",
+                           "g.mlir");
   ASSERT_TRUE(pretty.ok()) << pretty.status();
   ASSERT_TRUE(generic.ok()) << generic.status();
   const Operation& a = FirstOp(**pretty);
@@ -50,7 +52,8 @@ TEST(MlirParser, CustomFormsNormalize) {
       %2 = stablehlo.slice %a [0:2, 1:3:2] : (tensor<2x3xf32>) -> tensor<2x1xf32>
       %3 = stablehlo.reduce_precision %a, format = e5m10 : tensor<2x3xf32>
       return %0 : tensor<2x4xf32>
-    })", "c.mlir");
+    })",
+                     "c.mlir");
   ASSERT_TRUE(m.ok()) << m.status();
   const Operation& dot = FirstOp(**m, 0);
   const Attribute* dn = dot.attr("dot_dimension_numbers");
@@ -79,7 +82,8 @@ TEST(MlirParser, DenseForms) {
       %3 = stablehlo.constant dense<[[true, false]]> : tensor<1x2xi1>
       %4 = stablehlo.constant dense<0x7FC00000> : tensor<f32>
       return %0 : tensor<2xf32>
-    })", "d.mlir");
+    })",
+                     "d.mlir");
   ASSERT_TRUE(m.ok()) << m.status();
   const Literal& hex = *FirstOp(**m, 0).attr("value")->literal;
   EXPECT_EQ(hex.GetDouble(0), 1.0);
@@ -95,9 +99,10 @@ TEST(MlirParser, DenseForms) {
 TEST(MlirParser, ErrorsNameTheLocationAndRule) {
   EXPECT_EQ(ParseError("func.func @f() {\n  %0 = stablehlo.add %a, %a : tensor<f32>\n}"),
             "t.mlir:2:22: use of undefined value %a");
-  EXPECT_NE(ParseError("func.func @f() {\n  %0 = stablehlo.constant dense<[1, 2]> : tensor<3xi32>\n}")
-                .find("t.mlir:2:"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseError("func.func @f() {\n  %0 = stablehlo.constant dense<[1, 2]> : tensor<3xi32>\n}")
+          .find("t.mlir:2:"),
+      std::string::npos);
   EXPECT_NE(ParseError("func.func @f() {\n %0 = stablehlo.constant dense<300> : tensor<i8>\n}")
                 .find("out of range for s8"),
             std::string::npos);

@@ -66,9 +66,11 @@ absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
 absl::StatusOr<DebugOptions> ReadDebugOptions(std::vector<std::string>& args) {
   DebugOptions options;
   if (const char* env = std::getenv("XLA_FLAGS")) {
-    for (absl::string_view flag : absl::StrSplit(env, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+    for (absl::string_view flag :
+         absl::StrSplit(env, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
       absl::StatusOr<bool> used = ApplyDebugFlag(flag, options);
-      if (!used.ok()) return absl::InvalidArgumentError(absl::StrCat("XLA_FLAGS: ", used.status().message()));
+      if (!used.ok())
+        return absl::InvalidArgumentError(absl::StrCat("XLA_FLAGS: ", used.status().message()));
       if (!*used) {
         return absl::InvalidArgumentError(absl::StrCat("XLA_FLAGS: unknown flag '", flag, "'"));
       }

@@ -20,8 +20,8 @@ struct DebugOptions {
   bool dump_hlo_as_text = true;    // --xla_dump_hlo_as_text (the only format so far)
   std::vector<std::string> disable_hlo_passes;      // --xla_disable_hlo_passes=a,b
   std::vector<std::string> enable_hlo_passes_only;  // --xla_enable_hlo_passes_only=a,b
-  bool verify_each_pass = false;   // --xlite_verify_each_pass
-  bool pass_timing = false;        // --xlite_pass_timing
+  bool verify_each_pass = false;                    // --xlite_verify_each_pass
+  bool pass_timing = false;                         // --xlite_pass_timing
 };
 
 // Applies one "--name[=value]" flag. Returns false (and leaves `options`

@@ -1,0 +1,23 @@
+#include "xlite/passes/simplify.h"
+
+#include "xlite/passes/registry.h"
+#include "xlite/support/status.h"
+
+namespace xlite {
+
+absl::StatusOr<std::unique_ptr<HloPassPipeline>> SimplifyPipeline() {
+  auto pipeline = std::make_unique<HloPassPipeline>("simplify");
+  for (const char* name : {"call-inliner", "dce"}) {
+    ASSIGN_OR_RETURN(std::unique_ptr<HloPass> pass, CreatePass(name));
+    pipeline->AddPass(std::move(pass));
+  }
+  HloPassPipeline& fixed_point = pipeline->AddPass<HloPassPipeline>("simplify-fixed-point", 16);
+  for (const char* name :
+       {"algsimp", "tuple-simplifier", "zero-sized-hlo-elimination", "cse", "dce"}) {
+    ASSIGN_OR_RETURN(std::unique_ptr<HloPass> pass, CreatePass(name));
+    fixed_point.AddPass(std::move(pass));
+  }
+  return pipeline;
+}
+
+}  // namespace xlite
