@@ -3,30 +3,14 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "xlite/passes/dce.h"
-#include "xlite/passes/pipeline.h"
-#include "xlite/text/parser.h"
-#include "xlite/text/printer.h"
+#include "xlite/passes/pass_test_util.h"
 
 namespace xlite {
 namespace {
 
 // Runs algsimp then dce, verifying after each, and returns the printed module.
 std::string Simplify(const std::string& text, bool* changed = nullptr) {
-  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "t.hlo");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return "";
-  HloPassPipeline pipeline("test");
-  pipeline.AddPass<AlgebraicSimplifier>();
-  pipeline.AddPass<HloDce>();
-  PipelineOptions options;
-  options.verify_each_pass = true;
-  pipeline.set_options(options);
-  absl::StatusOr<bool> result = pipeline.Run(**m);
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (changed != nullptr)
-    *changed = result.ok() && pipeline.records().size() >= 1 && pipeline.records().front().changed;
-  return PrintModule(**m);
+  return pass_test::RunPass<AlgebraicSimplifier>(text, changed);
 }
 
 // The entry's ROOT line (the entry is printed last).

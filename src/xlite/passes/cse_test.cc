@@ -3,24 +3,13 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "xlite/passes/pipeline.h"
-#include "xlite/text/parser.h"
-#include "xlite/text/printer.h"
+#include "xlite/passes/pass_test_util.h"
 
 namespace xlite {
 namespace {
 
 std::string RunCse(const std::string& text, bool* changed) {
-  auto m = ParseHloModule(text, "t.hlo");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return "";
-  HloPassPipeline pipeline("test");
-  pipeline.AddPass<HloCse>();
-  pipeline.set_options({.verify_each_pass = true});
-  absl::StatusOr<bool> r = pipeline.Run(**m);
-  EXPECT_TRUE(r.ok()) << r.status();
-  *changed = r.ok() && *r;
-  return PrintModule(**m, PrintOptions::Short());
+  return pass_test::RunPass<HloCse>(text, changed, /*then_dce=*/false, PrintOptions::Short());
 }
 
 TEST(Cse, MergesEqualInstructionsConstantsAndCommutedOperands) {

@@ -3,9 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "xlite/passes/pipeline.h"
-#include "xlite/text/parser.h"
-#include "xlite/text/printer.h"
+#include "xlite/passes/pass_test_util.h"
 
 namespace xlite {
 namespace {
@@ -13,16 +11,7 @@ namespace {
 // Runs dce (verifying after it, as every pass test does) and returns the
 // printed module.
 std::string RunDce(const std::string& text, bool* changed = nullptr) {
-  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "t.hlo");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return "";
-  HloPassPipeline pipeline("test");
-  pipeline.AddPass<HloDce>();
-  pipeline.set_options({.verify_each_pass = true});
-  absl::StatusOr<bool> result = pipeline.Run(**m);
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (changed != nullptr) *changed = result.ok() && *result;
-  return PrintModule(**m);
+  return pass_test::RunPass<HloDce>(text, changed, /*then_dce=*/false);
 }
 
 TEST(Dce, RemovesUnusedChainsKeepsSideEffectsAndParameters) {

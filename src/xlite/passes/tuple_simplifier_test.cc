@@ -3,10 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "xlite/passes/dce.h"
-#include "xlite/passes/pipeline.h"
-#include "xlite/text/parser.h"
-#include "xlite/text/printer.h"
+#include "xlite/passes/pass_test_util.h"
 
 namespace xlite {
 namespace {
@@ -14,22 +11,7 @@ namespace {
 // Runs tuple-simplifier then dce, verifying after each; returns the printed
 // module and whether tuple-simplifier changed it.
 std::string RunTupleSimplifier(const std::string& text, bool* changed) {
-  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "t.hlo");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return "";
-  HloPassPipeline pipeline("test");
-  pipeline.AddPass<TupleSimplifier>();
-  pipeline.AddPass<HloDce>();
-  PipelineOptions options;
-  options.verify_each_pass = true;
-  pipeline.set_options(options);
-  absl::StatusOr<bool> result = pipeline.Run(**m);
-  EXPECT_TRUE(result.ok()) << result.status();
-  *changed = false;
-  for (const PassRecord& r : pipeline.records()) {
-    if (r.pass == "tuple-simplifier") *changed = r.changed;
-  }
-  return PrintModule(**m);
+  return pass_test::RunPass<TupleSimplifier>(text, changed);
 }
 
 TEST(TupleSimplifier, GteOfTupleIsTheElement) {

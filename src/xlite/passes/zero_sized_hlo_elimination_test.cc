@@ -3,31 +3,13 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "xlite/passes/dce.h"
-#include "xlite/passes/pipeline.h"
-#include "xlite/text/parser.h"
-#include "xlite/text/printer.h"
+#include "xlite/passes/pass_test_util.h"
 
 namespace xlite {
 namespace {
 
 std::string RunZeroSized(const std::string& text, bool* changed) {
-  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "t.hlo");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return "";
-  HloPassPipeline pipeline("test");
-  pipeline.AddPass<ZeroSizedHloElimination>();
-  pipeline.AddPass<HloDce>();
-  PipelineOptions options;
-  options.verify_each_pass = true;
-  pipeline.set_options(options);
-  absl::StatusOr<bool> result = pipeline.Run(**m);
-  EXPECT_TRUE(result.ok()) << result.status();
-  *changed = false;
-  for (const PassRecord& r : pipeline.records()) {
-    if (r.pass == "zero-sized-hlo-elimination") *changed = r.changed;
-  }
-  return PrintModule(**m);
+  return pass_test::RunPass<ZeroSizedHloElimination>(text, changed);
 }
 
 TEST(ZeroSizedHloElimination, ReplacesZeroElementArraysWithConstants) {

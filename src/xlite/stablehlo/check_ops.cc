@@ -61,11 +61,7 @@ uint64_t UlpDistance(PrimitiveType type, uint64_t a_bits, uint64_t b_bits) {
   a_bits &= mask;
   b_bits &= mask;
   const std::optional<FloatFormat> f = GetFloatFormat(type);
-  auto is_nan = [&](uint64_t bits) {
-    Literal l(Shape::Scalar(type));
-    l.SetBits(0, bits);
-    return std::isnan(l.GetDouble(0));
-  };
+  auto is_nan = [&](uint64_t bits) { return f && std::isnan(DecodeFloat(*f, bits)); };
   const bool a_nan = is_nan(a_bits), b_nan = is_nan(b_bits);
   if (a_nan || b_nan) return a_nan && b_nan ? 0 : std::numeric_limits<uint64_t>::max();
   const bool has_sign = !f || f->has_sign;

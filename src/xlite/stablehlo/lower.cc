@@ -268,7 +268,13 @@ class Lowering {
   absl::StatusOr<HloInstruction*> Finish(const Operation& op, Scope& s,
                                          std::unique_ptr<HloInstruction> instr,
                                          const Shape& declared);
-  absl::StatusOr<Shape> ResultShape(const Operation& op);
+  // The op's result type; several results (or `always_tuple`) give a tuple.
+  absl::StatusOr<Shape> ResultShape(const Operation& op, bool always_tuple = false);
+  // Finish, then one value per op result: a declared shape made by
+  // ResultShape(op, always_tuple) is unpacked when it packs the results.
+  absl::StatusOr<Results> FinishResults(const Operation& op, Scope& s,
+                                        std::unique_ptr<HloInstruction> instr,
+                                        const Shape& declared, bool always_tuple = false);
   // One result per element of a tuple-shaped instruction.
   absl::StatusOr<Results> Unpack(Scope& s, HloInstruction* tuple, int64_t count);
   std::unique_ptr<HloInstruction> New(Scope& s, HloOpcode opcode, const Results& operands,
@@ -318,19 +324,24 @@ absl::StatusOr<Lowering::Results> Lowering::Operands(const Operation& op, Scope&
   return out;
 }
 
-absl::StatusOr<Shape> Lowering::ResultShape(const Operation& op) {
-  if (op.results.size() == 1) {
-    absl::StatusOr<Shape> s = ShapeOf(op.results[0]->type);
-    if (!s.ok()) return AtOp(op, s.status());
-    return s;
-  }
+absl::StatusOr<Shape> Lowering::ResultShape(const Operation& op, bool always_tuple) {
   std::vector<Shape> shapes;
   for (const auto& r : op.results) {
     absl::StatusOr<Shape> s = ShapeOf(r->type);
     if (!s.ok()) return AtOp(op, s.status());
     shapes.push_back(*std::move(s));
   }
+  if (shapes.size() == 1 && !always_tuple) return shapes[0];
   return Shape::Tuple(std::move(shapes));
+}
+
+absl::StatusOr<Lowering::Results> Lowering::FinishResults(const Operation& op, Scope& s,
+                                                          std::unique_ptr<HloInstruction> instr,
+                                                          const Shape& declared,
+                                                          bool always_tuple) {
+  ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, std::move(instr), declared));
+  if (op.results.size() == 1 && !always_tuple) return Results{h};
+  return Unpack(s, h, static_cast<int64_t>(op.results.size()));
 }
 
 absl::StatusOr<HloInstruction*> Lowering::Finish(const Operation& op, Scope& s,
@@ -527,19 +538,9 @@ absl::StatusOr<Lowering::Results> Lowering::LowerOp(const Operation& op, Scope& 
     if (!fn.ok()) return AtOp(op, fn.status());
     ASSIGN_OR_RETURN(Results operands, Operands(op, s));
     ASSIGN_OR_RETURN(Shape shape, ResultShape(op));
-    if (op.results.size() != 1) {
-      std::vector<Shape> shapes;
-      for (const auto& r : op.results) {
-        ASSIGN_OR_RETURN(Shape rs, ShapeOf(r->type));
-        shapes.push_back(rs);
-      }
-      shape = Shape::Tuple(shapes);
-    }
     auto call = New(s, HloOpcode::kCall, operands);
     call->AppendCalledComputation(*fn);
-    ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, std::move(call), shape));
-    if (op.results.size() == 1) return Results{h};
-    return Unpack(s, h, static_cast<int64_t>(op.results.size()));
+    return FinishResults(op, s, std::move(call), shape);
   }
   if (!absl::StartsWith(name, "stablehlo.")) {
     return OpUnsupported(op, absl::StrCat("operation '", name, "'"));
@@ -584,12 +585,17 @@ absl::StatusOr<Lowering::Results> Lowering::LowerOp(const Operation& op, Scope& 
       "dot", "dot_general",          "convolution",         "triangular_solve", "cholesky",
       "fft", "batch_norm_inference", "batch_norm_training", "batch_norm_grad"};
   if (kLinalg.contains(short_name)) return LowerLinalg(op, s);
-  if (absl::StartsWith(short_name, "dynamic_") || short_name == "real_dynamic_slice" ||
-      short_name == "get_dimension_size" || short_name == "set_dimension_size") {
-    if (short_name != "dynamic_slice" && short_name != "dynamic_update_slice") {
-      return LowerDynamic(op, s);
-    }
-  }
+  // dynamic_slice and dynamic_update_slice have static shapes: ordinary data movement.
+  static const absl::flat_hash_set<std::string> kDynamicShapes = {"dynamic_broadcast_in_dim",
+                                                                  "dynamic_conv",
+                                                                  "dynamic_gather",
+                                                                  "dynamic_iota",
+                                                                  "dynamic_pad",
+                                                                  "dynamic_reshape",
+                                                                  "real_dynamic_slice",
+                                                                  "get_dimension_size",
+                                                                  "set_dimension_size"};
+  if (kDynamicShapes.contains(short_name)) return LowerDynamic(op, s);
   if (short_name == "custom_call") return LowerCustomCall(op, s);
   return LowerDataMovement(op, s);
 }
@@ -718,9 +724,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerDataMovement(const Operation& o
   } else {
     return OpUnsupported(op, absl::StrCat("operation '", op.name, "'"));
   }
-  ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, std::move(instr), shape));
-  if (op.results.size() > 1) return Unpack(s, h, static_cast<int64_t>(op.results.size()));
-  return Results{h};
+  return FinishResults(op, s, std::move(instr), shape);
 }
 
 // StableHLO's broadcast_in_dim may map a size-1 operand dimension to a larger
@@ -949,9 +953,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerLinalg(const Operation& op, Sco
     instr->attrs().epsilon = static_cast<float>(eps->float_value);
     ASSIGN_OR_RETURN(instr->attrs().feature_index, Int(op, "feature_index"));
   }
-  ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, std::move(instr), shape));
-  if (op.results.size() > 1) return Unpack(s, h, static_cast<int64_t>(op.results.size()));
-  return Results{h};
+  return FinishResults(op, s, std::move(instr), shape);
 }
 
 // ---- Ops with regions that run per element or per window.
@@ -1011,9 +1013,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerReductionLike(const Operation& 
     ASSIGN_OR_RETURN(instr->attrs().dimensions, Ints(op, "dimensions"));
   }
   instr->set_called_computations(called);
-  ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, std::move(instr), shape));
-  if (op.results.size() > 1) return Unpack(s, h, static_cast<int64_t>(op.results.size()));
-  return Results{h};
+  return FinishResults(op, s, std::move(instr), shape);
 }
 
 // ---- while / if / case / optimization_barrier.
@@ -1071,17 +1071,10 @@ absl::StatusOr<Lowering::Results> Lowering::LowerControlFlow(const Operation& op
     branches.push_back(*c);
   }
   if (is_if && branches.size() != 2) return OpError(op, "if needs two regions");
-  std::vector<Shape> shapes;
-  for (const auto& r : op.results) {
-    absl::StatusOr<Shape> rs = ShapeOf(r->type);
-    if (!rs.ok()) return AtOp(op, rs.status());
-    shapes.push_back(*rs);
-  }
-  const Shape shape = Shape::Tuple(shapes);
+  ASSIGN_OR_RETURN(Shape shape, ResultShape(op, /*always_tuple=*/true));
   auto instr = New(s, HloOpcode::kConditional, cond_operands);
   instr->set_called_computations(branches);
-  ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, std::move(instr), shape));
-  return Unpack(s, h, results);
+  return FinishResults(op, s, std::move(instr), shape, /*always_tuple=*/true);
 }
 
 // ---- Collectives and communication.
@@ -1204,9 +1197,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerCollective(const Operation& op,
   }
   instr->attrs().use_global_device_ids = Flag(op, "use_global_device_ids");
   channel(instr.get());
-  ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, std::move(instr), shape));
-  if (op.results.size() > 1) return Unpack(s, h, static_cast<int64_t>(op.results.size()));
-  return Results{h};
+  return FinishResults(op, s, std::move(instr), shape);
 }
 
 // ---- Dynamic-shape ops: lowered when their shapes are static.
@@ -1247,13 +1238,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerDynamic(const Operation& op, Sc
 
 absl::StatusOr<Lowering::Results> Lowering::LowerCustomCall(const Operation& op, Scope& s) {
   ASSIGN_OR_RETURN(Results operands, Operands(op, s));
-  std::vector<Shape> shapes;
-  for (const auto& r : op.results) {
-    absl::StatusOr<Shape> rs = ShapeOf(r->type);
-    if (!rs.ok()) return AtOp(op, rs.status());
-    shapes.push_back(*rs);
-  }
-  Shape shape = shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
+  ASSIGN_OR_RETURN(Shape shape, ResultShape(op));
   auto instr = New(s, HloOpcode::kCustomCall, operands);
   InstructionAttributes& a = instr->attrs();
   a.custom_call_target = EnumValue(op, "call_target_name");
@@ -1370,8 +1355,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerRunParallel(const Operation& op
   if (!entry.ok()) return AtOp(op, entry.status());
   sub->set_entry_computation(*entry);
   ASSIGN_OR_RETURN(Results operands, Operands(op, s));
-  ASSIGN_OR_RETURN(Shape shape, ResultShape(op));
-  if (op.results.size() == 1) shape = Shape::Tuple({shape});
+  ASSIGN_OR_RETURN(Shape shape, ResultShape(op, /*always_tuple=*/true));
   auto instr = New(s, HloOpcode::kCustomCall, operands);
   instr->attrs().custom_call_target = "interpreter.run_parallel";
   instr->attrs().custom_call_has_side_effect = true;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -11,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "xlite/ir/float_format.h"
 #include "xlite/support/status.h"
 #include "xlite/text/cursor.h"
 
@@ -33,10 +35,8 @@ bool IsIdentChar(char c) {
 // A float written as its bits (0x7FC00000 : f32, 0x7E00 : f16).
 double FloatFromBits(absl::string_view element, uint64_t bits) {
   std::optional<PrimitiveType> type = PrimitiveTypeOf(element);
-  if (!type || !IsFloatingPoint(*type)) return std::bit_cast<double>(bits);
-  Literal l(Shape::Scalar(*type));
-  l.SetBits(0, bits);
-  return l.GetDouble(0);
+  std::optional<FloatFormat> format = type ? GetFloatFormat(*type) : std::nullopt;
+  return format ? DecodeFloat(*format, bits) : std::bit_cast<double>(bits);
 }
 
 // One scalar of a dense<...> literal before its type is known.
@@ -1138,16 +1138,8 @@ absl::Status Parser::ParseOperation(Block* block) {
   c_.SkipSpace();
   auto op = std::make_unique<Operation>();
   const size_t start = c_.pos();
-  {
-    std::string loc = c_.Location(start);  // "file:line:col"
-    size_t c2 = loc.rfind(':');
-    size_t c1 = c2 == std::string::npos ? std::string::npos : loc.rfind(':', c2 - 1);
-    if (c1 != std::string::npos) {
-      op->loc.file = loc.substr(0, c1);
-      absl::SimpleAtoi(loc.substr(c1 + 1, c2 - c1 - 1), &op->loc.line);
-      absl::SimpleAtoi(loc.substr(c2 + 1), &op->loc.column);
-    }
-  }
+  op->loc.file = c_.filename();
+  std::tie(op->loc.line, op->loc.column) = c_.LineColumn(start);
   // Result names: %a, %b:2 =
   std::vector<std::pair<std::string, int>> result_names;
   int declared = 0;
@@ -1194,7 +1186,6 @@ absl::Status Parser::ParseOperation(Block* block) {
       DefineValue(name, v);
     }
   }
-  op->loc.file = op->loc.file;
   block->operations.push_back(std::move(op));
   return absl::OkStatus();
 }
@@ -1599,10 +1590,9 @@ absl::Status Parser::ParseReduce(Operation& op, int declared_results) {
   RETURN_IF_ERROR(c_.Expect("="));
   size_t pos = c_.pos();
   ASSIGN_OR_RETURN(Attribute dims, ParseKeywordValue());
-  std::vector<NamedAttribute> kw;
-  kw.emplace_back("dimensions", std::move(dims));
+  if (dims.kind != Kind::kArray) return ErrorAt(pos, "expected a list of dimensions");
   std::vector<int64_t> d;
-  for (const Attribute& e : kw[0].second.elements) {
+  for (const Attribute& e : dims.elements) {
     if (e.kind != Kind::kInteger) return ErrorAt(pos, "expected integers");
     d.push_back(e.int_value);
   }
@@ -1848,10 +1838,6 @@ absl::Status Parser::ParseCustomOp(Operation& op, int declared_results) {
     return ParseSlice(op, declared_results);
   }
   if (n == "chlo.scan") return ParseScan(op, declared_results);
-  if (n == "stablehlo.composite") {
-    RETURN_IF_ERROR(ParseDefault(op, declared_results));
-    return absl::OkStatus();
-  }
   return ParseDefault(op, declared_results);
 }
 
@@ -1866,7 +1852,6 @@ absl::StatusOr<OwningOp> Parser::ParseFile() {
     char ch = c_.Peek();
     if (ch == '#' || ch == '!') {
       // Alias definitions: #name = attr, !name = type.
-      size_t pos = c_.pos();
       ASSIGN_OR_RETURN(std::string name, SuffixName(ch));
       RETURN_IF_ERROR(c_.Expect("="));
       if (ch == '#') {
@@ -1882,7 +1867,6 @@ absl::StatusOr<OwningOp> Parser::ParseFile() {
         ASSIGN_OR_RETURN(Type t, ParseType());
         type_aliases_[name] = std::move(t);
       }
-      (void)pos;
       continue;
     }
     if (ch == '{' && c_.text().substr(c_.pos(), 3) == "{-#") {

@@ -256,7 +256,7 @@ absl::string_view Cursor::ParseRawToken() {
   return text_.substr(begin, pos_ - begin);
 }
 
-std::string Cursor::Location(size_t pos) const {
+std::pair<int, int> Cursor::LineColumn(size_t pos) const {
   if (line_starts_.empty()) {
     line_starts_.push_back(0);
     for (size_t i = 0; i < text_.size(); ++i) {
@@ -265,8 +265,12 @@ std::string Cursor::Location(size_t pos) const {
   }
   pos = std::min(pos, text_.size());
   auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), pos);
-  size_t line = it - line_starts_.begin();
-  size_t col = pos - line_starts_[line - 1] + 1;
+  const size_t line = it - line_starts_.begin();
+  return {static_cast<int>(line), static_cast<int>(pos - line_starts_[line - 1] + 1)};
+}
+
+std::string Cursor::Location(size_t pos) const {
+  auto [line, col] = LineColumn(pos);
   return absl::StrCat(filename_, ":", line, ":", col);
 }
 

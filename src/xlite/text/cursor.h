@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -62,6 +63,9 @@ class Cursor {
   absl::Status Error(absl::string_view message) const { return ErrorAt(pos_, message); }
   absl::Status ErrorAt(size_t pos, absl::string_view message) const;
   std::string Location(size_t pos) const;
+  // 1-based line and column of `pos`.
+  std::pair<int, int> LineColumn(size_t pos) const;
+  const std::string& filename() const { return filename_; }
 
  private:
   absl::string_view text_;
