@@ -36,6 +36,11 @@ absl::Status OpUnsupported(const Operation& op, absl::string_view message) {
   return absl::UnimplementedError(
       absl::StrCat(op.loc.ToString(), ": '", op.name, "': ", message, " is unsupported"));
 }
+// The wording docs/stablehlo.md promises for any '?' dimension.
+absl::Status DynamicShapesUnsupported(const Operation& op) {
+  return absl::UnimplementedError(
+      absl::StrCat(op.loc.ToString(), ": '", op.name, "': dynamic shapes are unsupported"));
+}
 // Adds the op's location to an error from shape inference or a helper.
 absl::Status AtOp(const Operation& op, const absl::Status& s) {
   if (s.ok()) return s;
@@ -212,6 +217,7 @@ const absl::flat_hash_map<std::string, HloOpcode>& ElementwiseOps() {
       {"select", HloOpcode::kSelect},
       {"clamp", HloOpcode::kClamp},
       {"after_all", HloOpcode::kAfterAll},
+      {"create_token", HloOpcode::kAfterAll},  // deprecated: after_all of nothing
       {"tuple", HloOpcode::kTuple},
   };
   return *kOps;
@@ -299,6 +305,11 @@ class Lowering {
                                   const char* strides_key, const char* base_dilations_key,
                                   const char* window_dilations_key);
   absl::StatusOr<ReplicaGroups> GroupsOf(const Operation& op);
+  // StableHLO lets the reducers of all_reduce, reduce_scatter, scatter and
+  // select_and_scatter compute in a wider ("promotable") element type than the
+  // values they reduce; HLO needs those values converted to it first.
+  absl::Status PromoteOperands(const Operation& op, Scope& s, Results& operands,
+                               const std::vector<size_t>& which);
 
   HloModule* module_;
   int64_t counter_ = 0;
@@ -405,7 +416,14 @@ absl::StatusOr<HloComputation*> Lowering::LowerRegion(
   Scope s{HloEmitter(comp.get(), &counter_), {}};
   if (style == Params::kFlat) {
     for (size_t i = 0; i < block.arguments.size(); ++i) {
-      ASSIGN_OR_RETURN(Shape shape, ShapeOf(block.arguments[i]->type));
+      absl::StatusOr<Shape> arg_shape = ShapeOf(block.arguments[i]->type);
+      if (!arg_shape.ok() && block.parent != nullptr) {
+        // Name the function or op whose argument it is.
+        return AtOp(*block.parent,
+                    absl::Status(arg_shape.status().code(),
+                                 absl::StrCat("argument ", i, ": ", arg_shape.status().message())));
+      }
+      ASSIGN_OR_RETURN(Shape shape, std::move(arg_shape));
       auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter,
                                                 absl::StrCat("Arg_", i, ".", counter_++), shape);
       p->attrs().parameter_number = static_cast<int64_t>(i);
@@ -542,6 +560,23 @@ absl::StatusOr<Lowering::Results> Lowering::LowerOp(const Operation& op, Scope& 
     call->AppendCalledComputation(*fn);
     return FinishResults(op, s, std::move(call), shape);
   }
+  if (absl::StartsWith(name, "arith.")) {
+    // The arith ops StableHLO programs mix in (VHLO's "mixed" goldens), on tensors.
+    static const auto* kArith = new absl::flat_hash_map<std::string, HloOpcode>{
+        {"arith.addf", HloOpcode::kAdd},      {"arith.addi", HloOpcode::kAdd},
+        {"arith.subf", HloOpcode::kSubtract}, {"arith.subi", HloOpcode::kSubtract},
+        {"arith.mulf", HloOpcode::kMultiply}, {"arith.muli", HloOpcode::kMultiply},
+        {"arith.divf", HloOpcode::kDivide},   {"arith.negf", HloOpcode::kNegate},
+        {"arith.andi", HloOpcode::kAnd},      {"arith.ori", HloOpcode::kOr},
+        {"arith.xori", HloOpcode::kXor},
+    };
+    auto it = kArith->find(name);
+    if (it == kArith->end()) return OpUnsupported(op, absl::StrCat("operation '", name, "'"));
+    ASSIGN_OR_RETURN(Results operands, Operands(op, s));
+    ASSIGN_OR_RETURN(Shape shape, ResultShape(op));
+    ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, New(s, it->second, operands), shape));
+    return Results{h};
+  }
   if (!absl::StartsWith(name, "stablehlo.")) {
     return OpUnsupported(op, absl::StrCat("operation '", name, "'"));
   }
@@ -572,6 +607,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerOp(const Operation& op, Scope& 
                                                                 "all_gather",
                                                                 "all_to_all",
                                                                 "reduce_scatter",
+                                                                "cross-replica-sum",
                                                                 "collective_permute",
                                                                 "collective_broadcast",
                                                                 "replica_id",
@@ -981,11 +1017,30 @@ absl::StatusOr<Lowering::Results> Lowering::LowerReductionLike(const Operation& 
                      WindowOf(op, operands[0]->shape().rank(), "window_dimensions",
                               "window_strides", "base_dilations", "window_dilations"));
   } else if (short_name == "select_and_scatter") {
+    // HLO infers the result type from the operand, which the select region
+    // reads in its own type: a wider scatter type has no HLO form.
+    if (op.results.size() == 1 && n == 3) {
+      ASSIGN_OR_RETURN(Shape result, ShapeOf(op.results[0]->type));
+      if (operands[0]->shape().element_type() != result.element_type()) {
+        return OpUnsupported(op, "select_and_scatter with a result type wider than its operand");
+      }
+    }
     instr = New(s, HloOpcode::kSelectAndScatter, operands);
     ASSIGN_OR_RETURN(instr->attrs().window,
                      WindowOf(op, operands[0]->shape().rank(), "window_dimensions",
                               "window_strides", nullptr, nullptr));
   } else if (short_name == "scatter") {
+    // Inputs and updates (result k pairs with operand k and operand n - r + k).
+    const size_t r = op.results.size();
+    if (n == 2 * r + 1) {
+      std::vector<size_t> inputs(r), updates(r);
+      for (size_t k = 0; k < r; ++k) {
+        inputs[k] = k;
+        updates[k] = r + 1 + k;
+      }
+      RETURN_IF_ERROR(PromoteOperands(op, s, operands, inputs));
+      RETURN_IF_ERROR(PromoteOperands(op, s, operands, updates));
+    }
     instr = New(s, HloOpcode::kScatter, operands);
     const Attribute* dn = op.attr("scatter_dimension_numbers");
     if (dn == nullptr) return OpError(op, "missing scatter_dimension_numbers");
@@ -1079,10 +1134,28 @@ absl::StatusOr<Lowering::Results> Lowering::LowerControlFlow(const Operation& op
 
 // ---- Collectives and communication.
 
+absl::Status Lowering::PromoteOperands(const Operation& op, Scope& s, Results& operands,
+                                       const std::vector<size_t>& which) {
+  for (size_t k = 0; k < which.size() && k < op.results.size(); ++k) {
+    const size_t i = which[k];
+    if (i >= operands.size()) continue;
+    ASSIGN_OR_RETURN(Shape result, ShapeOf(op.results[k]->type));
+    const PrimitiveType to = result.element_type();
+    if (operands[i]->shape().element_type() == to) continue;
+    absl::StatusOr<HloInstruction*> c = s.e.Convert(operands[i], to);
+    if (!c.ok()) return AtOp(op, c.status());
+    operands[i] = *c;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ReplicaGroups> Lowering::GroupsOf(const Operation& op) {
   ReplicaGroups groups;
   const Attribute* a = op.attr("replica_groups");
   if (a == nullptr) return groups;
+  if (a->kind == AK::kStruct && a->name == "stablehlo.replica_group_mesh_axes") {
+    return OpUnsupported(op, "replica_groups given as mesh axes");
+  }
   if (a->kind != AK::kDense || a->literal->shape().rank() != 2) {
     return OpError(op, "replica_groups must be a 2-D dense integer attribute");
   }
@@ -1122,6 +1195,9 @@ absl::StatusOr<Lowering::Results> Lowering::LowerCollective(const Operation& op,
     absl::StatusOr<HloComputation*> c = LowerRegion(
         *op.regions[0], short_name + "_body", Params::kFlat, FreeValues(*op.regions[0]), false);
     if (!c.ok()) return AtOp(op, c.status());
+    std::vector<size_t> all(operands.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    RETURN_IF_ERROR(PromoteOperands(op, s, operands, all));
     instr = New(s, short_name == "all_reduce" ? HloOpcode::kAllReduce : HloOpcode::kReduceScatter,
                 operands);
     instr->AppendCalledComputation(*c);
@@ -1129,6 +1205,27 @@ absl::StatusOr<Lowering::Results> Lowering::LowerCollective(const Operation& op,
       ASSIGN_OR_RETURN(int64_t d, Int(op, "scatter_dimension"));
       instr->attrs().dimensions = std::vector<int64_t>{d};
     }
+  } else if (short_name == "cross-replica-sum") {
+    // The deprecated sum-only all_reduce: an all-reduce with an add reducer.
+    if (operands.size() != 1) return OpError(op, "expects one operand");
+    auto sum = std::make_unique<HloComputation>(absl::StrCat("sum.", counter_++));
+    sum->set_parent(module_);
+    HloEmitter e(sum.get(), &counter_);
+    const Shape scalar = Shape::Array(operands[0]->shape().element_type(), {});
+    Results params;
+    for (int64_t i = 0; i < 2; ++i) {
+      auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter,
+                                                absl::StrCat("Arg_", i, ".", counter_++), scalar);
+      p->attrs().parameter_number = i;
+      ASSIGN_OR_RETURN(HloInstruction * h, e.Add(std::move(p), false));
+      sum->SetParameter(i, h);
+      params.push_back(h);
+    }
+    absl::StatusOr<HloInstruction*> add = e.Op(HloOpcode::kAdd, params);
+    if (!add.ok()) return AtOp(op, add.status());
+    sum->set_root_instruction(*add);
+    instr = New(s, HloOpcode::kAllReduce, operands);
+    instr->AppendCalledComputation(module_->AddComputation(std::move(sum)));
   } else if (short_name == "all_gather") {
     instr = New(s, HloOpcode::kAllGather, operands);
     ASSIGN_OR_RETURN(int64_t d, Int(op, "all_gather_dim"));
@@ -1179,6 +1276,9 @@ absl::StatusOr<Lowering::Results> Lowering::LowerCollective(const Operation& op,
     }
     instr->attrs().dimensions = std::vector<int64_t>{split};
   } else if (short_name == "collective_permute" || short_name == "collective_broadcast") {
+    if (Flag(op, "has_dynamic_root") || operands.size() != 1) {
+      return OpUnsupported(op, "collective_broadcast with a dynamic root");
+    }
     instr = New(s,
                 short_name == "collective_permute" ? HloOpcode::kCollectivePermute
                                                    : HloOpcode::kCollectiveBroadcast,
@@ -1204,10 +1304,10 @@ absl::StatusOr<Lowering::Results> Lowering::LowerCollective(const Operation& op,
 
 absl::StatusOr<Lowering::Results> Lowering::LowerDynamic(const Operation& op, Scope& s) {
   for (const auto& r : op.results) {
-    if (!r->type.IsStatic()) return OpUnsupported(op, "dynamic shapes");
+    if (!r->type.IsStatic()) return DynamicShapesUnsupported(op);
   }
   for (const Value* v : op.operands) {
-    if (!v->type.IsStatic()) return OpUnsupported(op, "dynamic shapes");
+    if (!v->type.IsStatic()) return DynamicShapesUnsupported(op);
   }
   const std::string short_name = op.name.substr(10);
   ASSIGN_OR_RETURN(Results operands, Operands(op, s));
@@ -1228,7 +1328,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerDynamic(const Operation& op, Sc
     ASSIGN_OR_RETURN(int64_t d, Int(op, "dimension"));
     instr->attrs().dimensions = std::vector<int64_t>{d};
   } else {
-    return OpUnsupported(op, "dynamic shapes");
+    return DynamicShapesUnsupported(op);
   }
   ASSIGN_OR_RETURN(HloInstruction * h, Finish(op, s, std::move(instr), shape));
   return Results{h};

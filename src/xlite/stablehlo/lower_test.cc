@@ -148,5 +148,110 @@ TEST(Lower, TypeMismatchIsAnError) {
   EXPECT_NE(s.message().find("t.mlir:3:5: 'stablehlo.abs'"), std::string::npos) << s;
 }
 
+// Lowers `text` (no run: collectives need replicas) and returns the status.
+absl::Status LowerOnly(const std::string& text) {
+  return ImportStablehlo(text, "t.mlir", /*split=*/false)[0].module.status();
+}
+
+TEST(Lower, PromotableReducerTypesConvertTheInputs) {
+  // stablehlo_legalize_to_vhlo.mlir:1108 and :2490: reducers wider than their inputs.
+  EXPECT_TRUE(LowerOnly(R"(func.func @main(%x: tensor<4xf32>) -> tensor<4xf64> {
+    %0 = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f64>, %b: tensor<f64>):
+        %s = stablehlo.add %a, %b : tensor<f64>
+        stablehlo.return %s : tensor<f64>
+    }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<4xf32>) -> tensor<4xf64>
+    return %0 : tensor<4xf64>
+  })")
+                  .ok());
+  Literal out;
+  ASSERT_TRUE(RunProgram(R"(func.func @main() -> tensor<3xf64> {
+    %in = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+    %idx = stablehlo.constant dense<[[1]]> : tensor<1x1xi32>
+    %upd = stablehlo.constant dense<[0.5]> : tensor<1xf32>
+    %0 = "stablehlo.scatter"(%in, %idx, %upd) ({
+      ^bb0(%a: tensor<f64>, %b: tensor<f64>):
+        %s = stablehlo.add %a, %b : tensor<f64>
+        stablehlo.return %s : tensor<f64>
+    }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0],
+        scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}
+       : (tensor<3xf32>, tensor<1x1xi32>, tensor<1xf32>) -> tensor<3xf64>
+    return %0 : tensor<3xf64>
+  })",
+                         &out)
+                  .ok());
+  EXPECT_EQ(out.GetDouble(1), 2.5);
+  // select_and_scatter's result type comes from its operand in HLO: refused.
+  absl::Status s = LowerOnly(
+      R"(func.func @main(%x: tensor<4xf32>, %src: tensor<2xf32>, %init: tensor<f32>) -> tensor<4xf64> {
+    %0 = "stablehlo.select_and_scatter"(%x, %src, %init) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %c = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+    }, {
+      ^bb0(%a: tensor<f64>, %b: tensor<f64>):
+        %s = stablehlo.add %a, %b : tensor<f64>
+        stablehlo.return %s : tensor<f64>
+    }) {window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}
+       : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf64>
+    return %0 : tensor<4xf64>
+  })");
+  EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
+}
+
+TEST(Lower, DeprecatedOpsAndArith) {
+  // create_token and cross-replica-sum (stablehlo_legalize_to_vhlo.mlir:1505, :1515).
+  EXPECT_TRUE(LowerOnly(R"(func.func @main(%x: tensor<2xf32>) -> (!stablehlo.token, tensor<2xf32>) {
+    %t = "stablehlo.create_token"() : () -> !stablehlo.token
+    %s = "stablehlo.cross-replica-sum"(%x) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %t, %s : !stablehlo.token, tensor<2xf32>
+  })")
+                  .ok());
+  Literal out;
+  ASSERT_TRUE(RunProgram(R"(func.func @main() -> tensor<2xf32> {
+    %0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %1 = arith.addf %0, %0 : tensor<2xf32>
+    %2 = arith.mulf %1, %0 : tensor<2xf32>
+    return %2 : tensor<2xf32>
+  })",
+                         &out)
+                  .ok());
+  EXPECT_EQ(out.GetDouble(1), 8.0);
+}
+
+TEST(Lower, VhloGoldenFeaturesSayUnsupported) {
+  absl::Status s = LowerOnly(R"(func.func @main(%x: tensor<f32>) -> tensor<f32> {
+    %0 = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @mesh, axes = [#stablehlo.axis_ref<name = "x">]>} : (tensor<f32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  })");
+  EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
+  EXPECT_NE(s.message().find("t.mlir:2:5: 'stablehlo.all_reduce': replica_groups given as mesh "
+                             "axes is unsupported"),
+            std::string::npos)
+      << s;
+  s = LowerOnly(R"(func.func @main(%x: tensor<2xf32>, %r: tensor<1xi32>) -> tensor<2xf32> {
+    %0 = "stablehlo.collective_broadcast"(%x, %r) {replica_groups = dense<[[0]]> : tensor<1x1xi64>, has_dynamic_root} : (tensor<2xf32>, tensor<1xi32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  })");
+  EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
+  s = LowerOnly(R"(func.func @main(%b: memref<2xf32>) -> memref<2xf32> {
+    return %b : memref<2xf32>
+  })");
+  EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
+  EXPECT_NE(s.message().find("t.mlir:1:1: 'func.func': argument 0: type 'memref<2xf32>' is "
+                             "unsupported"),
+            std::string::npos)
+      << s;
+  s = LowerOnly(R"(func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = arith.remf %x, %x : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  })");
+  EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
+}
+
 }  // namespace
 }  // namespace xlite::stablehlo

@@ -32,6 +32,17 @@ bool IsIdentChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
 }
 
+// Dialects whose custom (pretty) op syntax the reader implements; others are
+// read by the generic keyword rules, which cover only simple forms.
+bool KnownCustomSyntax(absl::string_view name) {
+  for (absl::string_view d :
+       {"stablehlo.", "chlo.", "check.", "func.", "builtin.", "interpreter."}) {
+    if (absl::StartsWith(name, d)) return true;
+  }
+  return name == "module" || name == "scf.for" || name == "tensor.insert" ||
+         name == "tensor.extract" || name == "arith.constant";
+}
+
 // A float written as its bits (0x7FC00000 : f32, 0x7E00 : f16).
 double FloatFromBits(absl::string_view element, uint64_t bits) {
   std::optional<PrimitiveType> type = PrimitiveTypeOf(element);
@@ -189,6 +200,8 @@ class Parser {
   absl::Status ParseSlice(Operation& op, int declared_results);
   absl::Status ParseDefault(Operation& op, int declared_results);
   absl::Status ParseScan(Operation& op, int declared_results);
+  absl::Status ParseScfFor(Operation& op, int declared_results);
+  absl::Status ParseTensorElementOp(Operation& op, int declared_results);
   std::unique_ptr<Block> NewBlockWithArgs(const std::vector<Type>& types,
                                           const std::vector<std::string>& names);
 
@@ -256,7 +269,8 @@ absl::StatusOr<std::string> Parser::ParseElementTypeText() {
   }
   std::string id = Ident();
   if (id.empty()) return Error("expected a type");
-  if (id == "complex" || id == "vector") {
+  // Parameterized builtin types keep their <...> body as written.
+  if (id == "complex" || id == "vector" || id == "memref") {
     if (c_.PeekRaw() != '<') return Error("expected '<'");
     RETURN_IF_ERROR(SkipBalanced());
   }
@@ -667,6 +681,16 @@ absl::StatusOr<Attribute> Parser::ParseKeywordValue() {
     c_.set_pos(c_.pos() + 1);
     a.kind = Kind::kOpaque;
     a.text = "?";
+    return a;
+  }
+  if (ch == '(') {
+    // #stablehlo.axis_ref<..., sub_axis_info = (pre_size)size>: kept as "(1)2".
+    c_.set_pos(c_.pos() + 1);
+    ASSIGN_OR_RETURN(int64_t pre_size, c_.ParseInt64());
+    RETURN_IF_ERROR(c_.Expect(")"));
+    ASSIGN_OR_RETURN(int64_t size, c_.ParseInt64());
+    a.kind = Kind::kOpaque;
+    a.text = absl::StrCat("(", pre_size, ")", size);
     return a;
   }
   if (IsIdentStart(ch)) {
@@ -1168,7 +1192,20 @@ absl::Status Parser::ParseOperation(Block* block) {
     if (op->name.empty()) return Error("expected an operation");
     // Ops the func dialect lets be written unqualified.
     if (op->name == "return" || op->name == "call") op->name = "func." + op->name;
-    RETURN_IF_ERROR(ParseCustomOp(*op, declared));
+    absl::Status s = ParseCustomOp(*op, declared);
+    if (s.ok()) s = SkipLocation();
+    // Another dialect's custom syntax is read by the generic keyword rules;
+    // stopping short of its end must name the op, not a confusing token.
+    const char next = c_.Peek();
+    if (s.ok() && next != '\0' && next != '%' && next != '"' && next != '}' && next != '^' &&
+        next != '#' && next != '!' && next != '{' && !IsIdentStart(next)) {
+      s = Error(absl::StrCat("unexpected '", std::string(1, next), "'"));
+    }
+    if (!s.ok() && !KnownCustomSyntax(op->name)) {
+      return absl::Status(s.code(), absl::StrCat(s.message(), " (the custom syntax of '", op->name,
+                                                 "' is unsupported; write it in generic form)"));
+    }
+    RETURN_IF_ERROR(s);
   }
   RETURN_IF_ERROR(SkipLocation());
   if (static_cast<int>(op->results.size()) != declared) {
@@ -1431,7 +1468,8 @@ absl::Status Parser::ParseDefault(Operation& op, int declared_results) {
   // op %a, %b, key = value, ... {attrs} : types
   size_t pos = c_.pos();
   std::vector<NamedAttribute> keywords;
-  const bool constant_like = op.name == "stablehlo.constant";
+  // arith.constant reads like stablehlo.constant: `[{attrs}] value : type`.
+  const bool constant_like = op.name == "stablehlo.constant" || op.name == "arith.constant";
   const bool has_parens = c_.Peek() == '(' && !constant_like;
   if (has_parens) c_.set_pos(c_.pos() + 1);
   if (constant_like) c_.TryConsume("()");
@@ -1789,6 +1827,84 @@ absl::Status Parser::ParseScan(Operation& op, int declared_results) {
   return ParseTrailingTypes(op, declared_results);
 }
 
+absl::Status Parser::ParseScfFor(Operation& op, int declared_results) {
+  // scf.for %iv = %lb to %ub step %step [iter_args(%a = %init, ...) -> (types)] [: T] { body }
+  // Generic form: operands (lb, ub, step, inits...), entry block (iv, iter args...).
+  ASSIGN_OR_RETURN(std::string iv, SuffixName('%'));
+  RETURN_IF_ERROR(c_.Expect("="));
+  ASSIGN_OR_RETURN(Value * lb, ParseValueRef());
+  if (!TryWord("to")) return Error("expected 'to'");
+  ASSIGN_OR_RETURN(Value * ub, ParseValueRef());
+  if (!TryWord("step")) return Error("expected 'step'");
+  ASSIGN_OR_RETURN(Value * step, ParseValueRef());
+  op.operands = {lb, ub, step};
+  std::vector<std::string> names = {iv};
+  std::vector<Type> results;
+  if (TryWord("iter_args")) {
+    RETURN_IF_ERROR(c_.Expect("("));
+    do {
+      ASSIGN_OR_RETURN(std::string name, SuffixName('%'));
+      RETURN_IF_ERROR(c_.Expect("="));
+      ASSIGN_OR_RETURN(Value * init, ParseValueRef());
+      names.push_back(name);
+      op.operands.push_back(init);
+    } while (c_.TryConsume(","));
+    RETURN_IF_ERROR(c_.Expect(")"));
+    RETURN_IF_ERROR(c_.Expect("->"));
+    ASSIGN_OR_RETURN(results, ParseResultTypes());
+  }
+  if (results.size() + 3 != op.operands.size()) {
+    return Error("scf.for lists a result type per iter_arg");
+  }
+  Type iv_type = lb->type;  // index unless `: T` says otherwise
+  if (c_.TryConsume(":")) {
+    ASSIGN_OR_RETURN(iv_type, ParseType());
+  }
+  RETURN_IF_ERROR(SetResults(op, results, declared_results));
+  std::vector<std::unique_ptr<Value>> args;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto v = std::make_unique<Value>();
+    v->type = i == 0 ? iv_type : results[i - 1];
+    v->name = names[i];
+    v->arg_index = static_cast<int>(i);
+    args.push_back(std::move(v));
+  }
+  RETURN_IF_ERROR(ParseRegion(op, &args));
+  if (TryWord("attributes")) {
+    ASSIGN_OR_RETURN(std::vector<NamedAttribute> attrs, ParseAttrDict());
+    for (auto& a : attrs) op.SetAttr(a.first, std::move(a.second));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseTensorElementOp(Operation& op, int declared_results) {
+  // tensor.insert %scalar into %dest[%i, ...] : T      (result: T)
+  // tensor.extract %tensor[%i, ...] : T                (result: T's element type)
+  const bool insert = op.name == "tensor.insert";
+  ASSIGN_OR_RETURN(Value * first, ParseValueRef());
+  op.operands.push_back(first);
+  if (insert) {
+    if (!TryWord("into")) return Error("expected 'into'");
+    ASSIGN_OR_RETURN(Value * dest, ParseValueRef());
+    op.operands.push_back(dest);
+  }
+  RETURN_IF_ERROR(c_.Expect("["));
+  ASSIGN_OR_RETURN(std::vector<Value*> indices, ParseValueList());
+  RETURN_IF_ERROR(c_.Expect("]"));
+  op.operands.insert(op.operands.end(), indices.begin(), indices.end());
+  if (c_.Peek() == '{') {
+    ASSIGN_OR_RETURN(std::vector<NamedAttribute> attrs, ParseAttrDict());
+    for (auto& a : attrs) op.SetAttr(a.first, std::move(a.second));
+  }
+  RETURN_IF_ERROR(c_.Expect(":"));
+  size_t pos = c_.pos();
+  ASSIGN_OR_RETURN(Type t, ParseType());
+  if (t.kind != Type::Kind::kTensor) return ErrorAt(pos, "expected a tensor type");
+  absl::Status s = SetResults(op, {insert ? t : Type::Scalar(t.element)}, declared_results);
+  if (!s.ok()) return ErrorAt(pos, s.message());
+  return absl::OkStatus();
+}
+
 absl::Status Parser::ParseCustomOp(Operation& op, int declared_results) {
   const std::string& n = op.name;
   if (n == "func.func") {
@@ -1838,6 +1954,10 @@ absl::Status Parser::ParseCustomOp(Operation& op, int declared_results) {
     return ParseSlice(op, declared_results);
   }
   if (n == "chlo.scan") return ParseScan(op, declared_results);
+  if (n == "scf.for") return ParseScfFor(op, declared_results);
+  if (n == "tensor.insert" || n == "tensor.extract") {
+    return ParseTensorElementOp(op, declared_results);
+  }
   return ParseDefault(op, declared_results);
 }
 

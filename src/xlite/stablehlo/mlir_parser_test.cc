@@ -160,5 +160,77 @@ TEST(MlirParser, TypesAndElementTypes) {
   EXPECT_EQ(tuple->elements[1].kind, Type::Kind::kToken);
 }
 
+TEST(MlirParser, MemrefTypes) {
+  // VHLO goldens (stablehlo_legalize_to_vhlo.1_13_0.mlir:2991) pass buffers.
+  auto m = ParseMlir(R"(func.func @f(%arg0: memref<2xf32>) -> memref<2xf32> {
+    func.return %arg0 : memref<2xf32>
+  })",
+                     "m.mlir");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Operation& fn = *(*m)->regions[0]->blocks[0]->operations[0];
+  EXPECT_EQ(fn.regions[0]->blocks[0]->arguments[0]->type.element, "memref<2xf32>");
+  auto t = ParseTypeText("memref<2x?xf32, affine_map<(d0, d1) -> (d0, d1)>>");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->kind, Type::Kind::kOther);
+}
+
+TEST(MlirParser, AxisRefSubAxisInfo) {
+  // stablehlo_legalize_to_vhlo.mlir:507: `sub_axis_info = (pre_size)size`.
+  auto a = ParseAttributeText(
+      R"(#stablehlo.replica_group_mesh_axes<mesh = @mesh, axes = [#stablehlo.axis_ref<name = "x", sub_axis_info = (1)2>, #stablehlo.axis_ref<name = "y">]>)");
+  ASSERT_TRUE(a.ok()) << a.status();
+  const Attribute* axes = a->Field("axes");
+  ASSERT_NE(axes, nullptr);
+  ASSERT_EQ(axes->elements.size(), 2u);
+  const Attribute* sub = axes->elements[0].Field("sub_axis_info");
+  ASSERT_NE(sub, nullptr);
+  EXPECT_EQ(sub->text, "(1)2");
+  EXPECT_FALSE(ParseAttributeText("#stablehlo.axis_ref<name = \"x\", sub_axis_info = (1>").ok());
+}
+
+TEST(MlirParser, ArithScfAndTensorOps) {
+  // stablehlo_legalize_to_vhlo_mixed.mlir:200: other dialects' custom syntax.
+  auto m = ParseMlir(R"(func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %c1 = arith.constant 1 : index
+    %cst = arith.constant 0.0 : f32
+    %for = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %arg0) -> tensor<2xf32> {
+      %new = tensor.insert %cst into %acc[%i] : tensor<2xf32>
+      %e = tensor.extract %new[%i] : tensor<2xf32>
+      scf.yield %new : tensor<2xf32>
+    }
+    return %for : tensor<2xf32>
+  })",
+                     "a.mlir");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Operation& c0 = FirstOp(**m, 0);
+  EXPECT_EQ(c0.result_type().element, "index");
+  ASSERT_NE(c0.attr("value"), nullptr);
+  EXPECT_EQ(c0.attr("value")->kind, Attribute::Kind::kInteger);
+  EXPECT_EQ(FirstOp(**m, 3).attr("value")->kind, Attribute::Kind::kFloat);
+  const Operation& loop = FirstOp(**m, 4);
+  EXPECT_EQ(loop.operands.size(), 4u);
+  ASSERT_EQ(loop.results.size(), 1u);
+  const Block& body = *loop.regions[0]->blocks[0];
+  ASSERT_EQ(body.arguments.size(), 2u);
+  EXPECT_EQ(body.arguments[0]->type.element, "index");
+  EXPECT_EQ(body.arguments[1]->type.dims, std::vector<int64_t>{2});
+  const Operation& insert = *body.operations[0];
+  EXPECT_EQ(insert.operands.size(), 3u);
+  EXPECT_EQ(insert.result_type().dims, std::vector<int64_t>{2});
+  EXPECT_EQ(body.operations[1]->result_type().kind, Type::Kind::kScalar);
+  EXPECT_EQ(body.operations[1]->result_type().element, "f32");
+}
+
+TEST(MlirParser, UnsupportedCustomSyntaxNamesTheOp) {
+  // invalid_vhlo_future.mlir is VHLO text: refused clearly, naming the op.
+  EXPECT_EQ(ParseError("vhlo.func_v1 @main() -> () {\n}\n"),
+            "t.mlir:1:14: unexpected '@' (the custom syntax of 'vhlo.func_v1' is unsupported; "
+            "write it in generic form)");
+  std::string e = ParseError("func.func @f() {\n  %0 = foo.bar 1 : f32\n  return\n}\n");
+  EXPECT_NE(e.find("the custom syntax of 'foo.bar' is unsupported"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace xlite::mlir

@@ -329,5 +329,117 @@ TEST(PrintMlirTest, CorpusFixpoint) {
   EXPECT_TRUE(failures.empty()) << failures.size() << " programs failed (listed above)";
 }
 
+// StableHLO's VHLO compatibility goldens (../shared/corpus/vhlo): every
+// program the reader accepts (all but VHLO-dialect text) prints as a fixpoint;
+// in the stablehlo_legalize_to_vhlo* goldens every function, lowered as the
+// entry, lowers from the printed text exactly as from the original (or both
+// fail with the same status code).
+TEST(PrintMlirTest, VhloGoldensFixpoint) {
+  const fs::path dir = CorpusDir().parent_path() / "vhlo";
+  if (!fs::exists(dir)) GTEST_SKIP() << "SKIPPED: VHLO goldens not found at " << dir;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file() && e.path().extension() == ".mlir") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  int programs = 0, functions = 0, lowered = 0;
+  std::vector<std::string> failures;
+  for (const fs::path& path : files) {
+    const std::string name = path.filename().string();
+    if (name == "invalid_vhlo_future.mlir") continue;  // VHLO text, not StableHLO
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    for (const SourceChunk& chunk : SplitInputFile(ss.str())) {
+      const std::string label = absl::StrCat(name, ":", chunk.first_line);
+      absl::StatusOr<OwningOp> original = ParseMlir(chunk.text, name, chunk.first_line);
+      if (!original.ok()) {
+        failures.push_back(absl::StrCat(label, ": ", original.status().message()));
+        continue;
+      }
+      const std::string first = PrintMlir(**original);
+      absl::StatusOr<OwningOp> reread = ParseMlir(first, "printed.mlir");
+      if (!reread.ok()) {
+        failures.push_back(
+            absl::StrCat(label, ": printed text does not parse: ", reread.status().message()));
+        continue;
+      }
+      const std::string second = PrintMlir(**reread);
+      if (first != second) {
+        failures.push_back(
+            absl::StrCat(label, ": not a fixpoint at ", FirstDifference(first, second)));
+        continue;
+      }
+      ++programs;
+      if (!absl::StartsWith(name, "stablehlo_legalize_to_vhlo")) continue;
+      for (const auto& op : (*original)->regions[0]->blocks[0]->operations) {
+        if (op->name != "func.func" || op->regions.empty()) continue;
+        ++functions;
+        stablehlo::LowerOptions options;
+        options.entry = SymbolName(*op);
+        auto a = stablehlo::LowerToHlo(**original, options);
+        auto b = stablehlo::LowerToHlo(**reread, options);
+        const std::string fn = absl::StrCat(label, " @", options.entry);
+        if (a.ok() != b.ok() || (!a.ok() && a.status().code() != b.status().code())) {
+          failures.push_back(
+              absl::StrCat(fn, ": lowering differs: ", a.ok() ? "ok" : a.status().message(), " vs ",
+                           b.ok() ? "ok" : b.status().message()));
+          continue;
+        }
+        if (!a.ok()) continue;
+        ++lowered;
+        const std::string ha = PrintModule(**a, PrintOptions::Short());
+        const std::string hb = PrintModule(**b, PrintOptions::Short());
+        if (ha != hb) {
+          failures.push_back(
+              absl::StrCat(fn, ": lowered HLO differs at ", FirstDifference(ha, hb)));
+        }
+      }
+    }
+  }
+  std::cout << "vhlo goldens: " << programs << " programs print as fixpoints; " << lowered << "/"
+            << functions << " functions of stablehlo_legalize_to_vhlo* lower\n";
+  for (const std::string& f : failures) std::cout << "  FAIL " << f << "\n";
+  EXPECT_TRUE(failures.empty()) << failures.size() << " programs failed (listed above)";
+}
+
+TEST(PrintMlirTest, OtherDialectsAndVhloGoldenConstructs) {
+  const std::string printed = Print(R"(
+func.func @f(%arg0: tensor<2xf32>, %b: memref<2xf32>) -> tensor<2xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %for = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %arg0) -> tensor<2xf32> {
+    %new = tensor.insert %cst into %acc[%i] : tensor<2xf32>
+    scf.yield %new : tensor<2xf32>
+  }
+  %r = "stablehlo.all_reduce"(%for) ({
+    ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+      %s = stablehlo.add %x, %y : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+  }) {replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @mesh,
+        axes = [#stablehlo.axis_ref<name = "x", sub_axis_info = ( 1 ) 2>]>} : (tensor<2xf32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
+})");
+  EXPECT_NE(printed.find(R"(%0 = "arith.constant"() {value = 0 : index} : () -> index)"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find(R"(%2 = "arith.constant"() {value = 0.000000e+00 : f32} : () -> f32)"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find(R"(%3 = "scf.for"(%0, %1, %1, %arg0) ({
+    ^bb0(%arg2: index, %arg3: tensor<2xf32>):
+      %5 = "tensor.insert"(%2, %arg3, %arg2) : (f32, tensor<2xf32>, index) -> tensor<2xf32>
+      "scf.yield"(%5) : (tensor<2xf32>) -> ()
+    }) : (index, index, index, tensor<2xf32>) -> tensor<2xf32>)"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find(R"(#stablehlo.axis_ref<name = "x", sub_axis_info = (1)2>)"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("^bb0(%arg0: tensor<2xf32>, %arg1: memref<2xf32>):"), std::string::npos)
+      << printed;
+}
+
 }  // namespace
 }  // namespace xlite::mlir
