@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build g++ clang llvm libclang-rt-14-dev
+  cmake ninja-build g++ clang llvm llvm-14-tools libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   libzip-dev pkg-config
   python3 python3-numpy

@@ -37,13 +37,14 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "bench/micro/bench_corpus.h"
 #include "benchmark/benchmark.h"
 #include "xlite/text/parser.h"
 #include "xlite/text/printer.h"
 
-namespace fs = std::filesystem;
-
 namespace {
+
+using namespace xlite::bench;
 
 struct Input {
   std::string path;
@@ -54,51 +55,6 @@ struct Input {
 
 Input* g_input = nullptr;
 std::vector<double> g_parse_print_ms;  // one sample per BM_ParsePrint iteration
-
-// The corpus folder or file to use, or "" when there is none.
-std::string CorpusLocation() {
-  std::error_code ec;
-  if (const char* env = std::getenv("XLITE_CORPUS"); env != nullptr && *env != '\0') {
-    fs::path p(env);
-    if (fs::is_directory(p / "xla", ec)) return (p / "xla").string();
-    if (fs::exists(p, ec)) return p.string();
-    std::fprintf(stderr, "parse_print_bench: XLITE_CORPUS=%s does not exist\n", env);
-    return "";
-  }
-  fs::path p = fs::path("..") / "shared" / "corpus" / "xla";
-  if (fs::is_directory(p, ec)) return p.string();
-  return "";
-}
-
-// The largest *.hlo file under `location` (or `location` itself if a file).
-std::string LargestHloFile(const std::string& location) {
-  std::error_code ec;
-  if (fs::is_regular_file(location, ec)) return location;
-  std::string best;
-  uintmax_t best_size = 0;
-  for (auto it = fs::recursive_directory_iterator(
-           location, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_regular_file(ec) || it->path().extension() != ".hlo") continue;
-    uintmax_t size = it->file_size(ec);
-    if (ec) continue;
-    // Ties broken by name so the choice is stable.
-    if (size > best_size || (size == best_size && it->path().string() < best)) {
-      best_size = size;
-      best = it->path().string();
-    }
-  }
-  return best;
-}
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return static_cast<bool>(in) || in.eof();
-}
 
 void BM_Parse(benchmark::State& state) {
   const std::string& text = g_input->text;
@@ -143,12 +99,6 @@ void BM_ParsePrint(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(text.size()));
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

@@ -115,7 +115,9 @@ TEST(SimplifyEquivalence, PipelineKeepsResults) {
     ++modules;
     absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = SimplifyPipeline();
     ASSERT_TRUE(pipeline.ok()) << pipeline.status();
-    (*pipeline)->set_options({.verify_each_pass = true});
+    PipelineOptions pipeline_options;
+    pipeline_options.verify_each_pass = true;
+    (*pipeline)->set_options(pipeline_options);
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<bool> changed = (*pipeline)->Run(**m);
     const double ms =

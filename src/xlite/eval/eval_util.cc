@@ -116,26 +116,8 @@ Literal ScalarAt(const Literal& array, int64_t i) {
 }
 
 std::vector<const HloInstruction*> PostOrder(const HloComputation& computation) {
-  std::vector<const HloInstruction*> order;
-  absl::flat_hash_set<const HloInstruction*> seen;
-  for (const auto& start : computation.instructions()) {
-    if (!seen.insert(start.get()).second) continue;
-    std::vector<std::pair<const HloInstruction*, size_t>> stack = {{start.get(), 0}};
-    while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      const size_t operands = node->operand_count();
-      if (next == operands + node->control_predecessors().size()) {
-        order.push_back(node);
-        stack.pop_back();
-        continue;
-      }
-      const HloInstruction* pred =
-          next < operands ? node->operand(next) : node->control_predecessors()[next - operands];
-      ++next;
-      if (seen.insert(pred).second) stack.push_back({pred, 0});
-    }
-  }
-  return order;
+  std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
+  return {order.begin(), order.end()};
 }
 
 std::unique_ptr<HloComputation> LiftToArrays(const HloComputation& scalar_computation,

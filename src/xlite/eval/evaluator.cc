@@ -372,6 +372,13 @@ absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Liter
   return device.EvaluateComputation(*module.entry_computation(), ptrs);
 }
 
+absl::StatusOr<Literal> EvaluateStandalone(const HloInstruction& instr,
+                                           absl::Span<const Literal* const> operands,
+                                           const EvalOptions& options) {
+  DeviceEvaluator device(options, 0, 0, nullptr);
+  return EvaluateInstruction(instr, operands, device);
+}
+
 absl::StatusOr<std::vector<Literal>> EvaluateReplicated(
     const HloModule& module, const std::vector<std::vector<Literal>>& args,
     const EvalOptions& options) {

@@ -63,6 +63,13 @@ class EvalContext {
 absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Literal> args,
                                  const EvalOptions& options = {});
 
+// Evaluates one instruction on one device (replica 0, partition 0) given its
+// operands' values; called computations are evaluated as needed. For
+// constant folding: collectives and side effects are the caller's to exclude.
+absl::StatusOr<Literal> EvaluateStandalone(const HloInstruction& instr,
+                                           absl::Span<const Literal* const> operands,
+                                           const EvalOptions& options = {});
+
 // Evaluates on replica_count * num_partitions simulated devices, each with its
 // own arguments (args[device]); returns one result per device.
 absl::StatusOr<std::vector<Literal>> EvaluateReplicated(

@@ -32,6 +32,10 @@ class HloComputation {
   // outside the set).
   void RemoveInstructions(const std::vector<HloInstruction*>& instrs);
 
+  // Every instruction after its operands and control predecessors (within
+  // this computation); otherwise in list order.
+  std::vector<HloInstruction*> MakeInstructionPostOrder() const;
+
   HloInstruction* root_instruction() const { return root_; }
   void set_root_instruction(HloInstruction* r) { root_ = r; }
 

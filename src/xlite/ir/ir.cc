@@ -1,6 +1,7 @@
 // Small out-of-line pieces of the IR classes.
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "xlite/ir/computation.h"
 #include "xlite/ir/instruction.h"
@@ -150,6 +151,31 @@ void HloComputation::RemoveInstructions(const std::vector<HloInstruction*>& inst
                       instructions_.end());
 }
 
+std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  std::vector<HloInstruction*> order;
+  order.reserve(instructions_.size());
+  absl::flat_hash_set<const HloInstruction*> seen;
+  for (const auto& start : instructions_) {
+    if (!seen.insert(start.get()).second) continue;
+    std::vector<std::pair<HloInstruction*, size_t>> stack = {{start.get(), 0}};
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      const size_t operands = node->operand_count();
+      if (next == operands + node->control_predecessors().size()) {
+        order.push_back(node);
+        stack.pop_back();
+        continue;
+      }
+      HloInstruction* pred =
+          next < operands ? node->operand(next) : node->control_predecessors()[next - operands];
+      ++next;
+      // Operands from another computation (malformed input) are not ours to order.
+      if (pred->parent() == this && seen.insert(pred).second) stack.push_back({pred, 0});
+    }
+  }
+  return order;
+}
+
 void HloComputation::SetParameter(int64_t number, HloInstruction* p) {
   if (static_cast<int64_t>(parameters_.size()) <= number) parameters_.resize(number + 1, nullptr);
   parameters_[number] = p;
@@ -159,6 +185,16 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> c) {
   c->set_parent(this);
   computations_.push_back(std::move(c));
   return computations_.back().get();
+}
+
+HloComputation* HloModule::AddComputationAfter(std::unique_ptr<HloComputation> c,
+                                               const HloComputation* after) {
+  c->set_parent(this);
+  auto it =
+      std::find_if(computations_.begin(), computations_.end(),
+                   [&](const std::unique_ptr<HloComputation>& x) { return x.get() == after; });
+  if (it != computations_.end()) ++it;
+  return computations_.insert(it, std::move(c))->get();
 }
 
 void HloModule::RemoveComputation(HloComputation* computation) {

@@ -79,6 +79,10 @@ class HloModule {
   void set_name(std::string n) { name_ = std::move(n); }
 
   HloComputation* AddComputation(std::unique_ptr<HloComputation> c);
+  // Inserts `c` right after `after` in print order (a clone stays next to
+  // its original, so callees still come before callers).
+  HloComputation* AddComputationAfter(std::unique_ptr<HloComputation> c,
+                                      const HloComputation* after);
   // Computations in print order (callees before callers, entry last).
   const std::vector<std::unique_ptr<HloComputation>>& computations() const { return computations_; }
   HloComputation* entry_computation() const { return entry_; }

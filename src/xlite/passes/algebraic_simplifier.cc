@@ -30,13 +30,15 @@ bool Rewriter::Replace(HloInstruction* old, HloInstruction* replacement) {
 
 HloInstruction* Rewriter::Add(const HloInstruction& like, HloOpcode opcode, const Shape& shape,
                               const std::vector<HloInstruction*>& operands,
-                              const InstructionAttributes* attrs) {
+                              const InstructionAttributes* attrs,
+                              const std::vector<HloComputation*>& called) {
   auto instr = std::make_unique<HloInstruction>(opcode, like.name(), shape);
   if (attrs != nullptr) instr->attrs() = *attrs;
   instr->attrs().metadata = like.attrs().metadata;
   instr->attrs().sharding.reset();
   if (shape == like.shape()) instr->attrs().sharding = like.attrs().sharding;
   for (HloInstruction* op : operands) instr->AppendOperand(op);
+  instr->set_called_computations(called);
   absl::StatusOr<Shape> inferred = InferShape(*instr);
   if (!inferred.ok() || !shape.IsArray() || !shape.is_static() ||
       inferred->element_type() != shape.element_type() ||
@@ -83,25 +85,8 @@ Splat GetSplat(const HloInstruction& instr) {
 
 namespace {
 
-// dot with a contracting dimension of size 0 sums nothing: all zeros.
-bool SimplifyDot(Rewriter& rw, HloInstruction* dot) {
-  if (!dot->attrs().dot_dimension_numbers || !dot->attrs().sparsity.empty() ||
-      dot->operand_count() != 2) {
-    return false;
-  }
-  const Shape& lhs = dot->operand(0)->shape();
-  if (!lhs.IsArray() || !lhs.is_static()) return false;
-  bool empty = false;
-  for (int64_t d : dot->attrs().dot_dimension_numbers->lhs_contracting_dimensions) {
-    if (d >= 0 && d < lhs.rank() && lhs.dimensions(d) == 0) empty = true;
-  }
-  if (!empty) return false;
-  return rw.ReplaceWithNew(dot, rw.Zeros(*dot, dot->shape()));
-}
-
 bool Simplify(Rewriter& rw, HloInstruction* instr) {
-  if (instr->opcode() == HloOpcode::kDot) return SimplifyDot(rw, instr);
-  return SimplifyElementwise(rw, instr) || SimplifyShape(rw, instr);
+  return SimplifyElementwise(rw, instr) || SimplifyShape(rw, instr) || SimplifyReduction(rw, instr);
 }
 
 }  // namespace

@@ -20,8 +20,12 @@
 //     slice(slice(x))         -> slice(x) with composed start/limit/stride
 //     dynamic-slice with constant start indices -> slice, the starts clamped
 //       to [0, dim - size] as dynamic-slice clamps them
-//   other (algebraic_simplifier.cc)
+//   contractions and reductions (algsimp_reduction.cc)
 //     dot with a zero-sized contracting dimension -> broadcast(0)
+//     reduce whose reduced dimensions all have size 1 (or none)
+//       -> reducer(broadcast(init), reshape(x)) when the reducer is one
+//          elementwise binary op of its two parameters
+//     reduce over some size-1 dimensions -> reduce(reshape(x)) over the others
 //
 // "0", "1", "all-true" are constants (non-elided literals) whose elements all
 // have that value, or broadcasts of such a scalar constant.
@@ -71,7 +75,8 @@ class Rewriter {
   // inference disagrees with `shape`.
   HloInstruction* Add(const HloInstruction& like, HloOpcode opcode, const Shape& shape,
                       const std::vector<HloInstruction*>& operands,
-                      const InstructionAttributes* attrs = nullptr);
+                      const InstructionAttributes* attrs = nullptr,
+                      const std::vector<HloComputation*>& called = {});
 
   // broadcast(constant 0) (or the constant itself for scalars) of `shape`;
   // nullptr if the shape is not a static array.
@@ -99,6 +104,7 @@ Splat GetSplat(const HloInstruction& instr);
 // Family entry points: true if `instr` was rewritten.
 bool SimplifyElementwise(Rewriter& rw, HloInstruction* instr);
 bool SimplifyShape(Rewriter& rw, HloInstruction* instr);
+bool SimplifyReduction(Rewriter& rw, HloInstruction* instr);
 
 }  // namespace algsimp_internal
 

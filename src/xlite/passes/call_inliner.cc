@@ -11,33 +11,6 @@
 namespace xlite {
 namespace {
 
-// Callee instructions with operands and control predecessors first.
-std::vector<HloInstruction*> TopologicalOrder(const HloComputation& comp) {
-  std::vector<HloInstruction*> order;
-  absl::flat_hash_set<HloInstruction*> visited;
-  std::vector<std::pair<HloInstruction*, bool>> stack;
-  for (const auto& start : comp.instructions()) {
-    stack.push_back({start.get(), false});
-    while (!stack.empty()) {
-      auto [cur, expanded] = stack.back();
-      stack.pop_back();
-      if (expanded) {
-        order.push_back(cur);
-        continue;
-      }
-      if (!visited.insert(cur).second) continue;
-      stack.push_back({cur, true});
-      for (auto it = cur->operands().rbegin(); it != cur->operands().rend(); ++it) {
-        if (!visited.contains(*it) && (*it)->parent() == &comp) stack.push_back({*it, false});
-      }
-      for (HloInstruction* p : cur->control_predecessors()) {
-        if (!visited.contains(p) && p->parent() == &comp) stack.push_back({p, false});
-      }
-    }
-  }
-  return order;
-}
-
 class Inliner {
  public:
   explicit Inliner(HloModule& module) {
@@ -64,7 +37,7 @@ class Inliner {
     const HloComputation& callee = *call->called_computations()[0];
     absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
     std::vector<HloInstruction*> clones;
-    for (HloInstruction* instr : TopologicalOrder(callee)) {
+    for (HloInstruction* instr : callee.MakeInstructionPostOrder()) {
       if (instr->opcode() == HloOpcode::kParameter) {
         map[instr] = call->operand(instr->attrs().parameter_number);
         continue;

@@ -5,7 +5,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "xlite/eval/eval_util.h"
 #include "xlite/text/printer.h"
 
 namespace xlite {
@@ -33,7 +32,18 @@ bool IsCommutative(const HloInstruction& i) {
 // ("f32[2]{0} add(a, b), ..."), with commutative operands sorted. Operand
 // names identify operands because earlier duplicates are already replaced.
 // Metadata is not part of the short form, as XLA's CSE ignores it too.
+// Constants are keyed by shape and raw bytes: printing a large literal costs
+// far more than copying it. (Equal bytes are equal values, bit for bit, so
+// NaNs with the same payload merge and 0.0 and -0.0 stay apart, as in XLA.)
 std::string Key(const HloInstruction& instr) {
+  if (instr.opcode() == HloOpcode::kConstant && instr.attrs().literal &&
+      !instr.attrs().literal->elided() && instr.shape().IsArray() &&
+      instr.attrs().sharding == std::nullopt) {
+    const std::vector<uint8_t>& bytes = instr.attrs().literal->raw_data();
+    return absl::StrCat(
+        "constant ", instr.shape().ToString(), " ",
+        absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  }
   std::string text = PrintInstruction(instr, PrintOptions::Short());
   const size_t eq = text.find(" = ");
   if (eq != std::string::npos) text = text.substr(eq + 3);
@@ -61,8 +71,7 @@ absl::StatusOr<bool> HloCse::Run(HloModule& module) {
   for (const auto& computation : module.computations()) {
     absl::flat_hash_map<std::string, HloInstruction*> seen;
     std::vector<HloInstruction*> duplicates;
-    for (const HloInstruction* c : eval::PostOrder(*computation)) {
-      auto* instr = const_cast<HloInstruction*>(c);
+    for (HloInstruction* instr : computation->MakeInstructionPostOrder()) {
       if (!Eligible(*instr)) continue;
       auto [it, inserted] = seen.emplace(Key(*instr), instr);
       if (inserted) continue;

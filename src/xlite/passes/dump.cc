@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "xlite/support/unified_diff.h"
 #include "xlite/text/printer.h"
 
 namespace xlite {
@@ -20,6 +21,7 @@ ModuleDumper::ModuleDumper(const DebugOptions& options, const HloModule& module,
   dir_ = options.dump_to;
   prefix_ = absl::StrFormat("module_%04d.%s", module_id, module.name());
   if (!options.dump_hlo_pass_re.empty()) pass_re_.emplace(options.dump_hlo_pass_re);
+  pass_diffs_ = options.dump_pass_diffs;
 }
 
 absl::Status ModuleDumper::Write(const std::string& file, const std::string& text) {
@@ -40,7 +42,10 @@ absl::Status ModuleDumper::Write(const std::string& file, const std::string& tex
 
 absl::Status ModuleDumper::DumpStage(const HloModule& module, absl::string_view stage) {
   if (!enabled_) return absl::OkStatus();
-  return Write(absl::StrCat(prefix_, ".", stage, ".txt"), PrintModule(module));
+  std::string text = PrintModule(module);
+  absl::Status s = Write(absl::StrCat(prefix_, ".", stage, ".txt"), text);
+  if (pass_diffs_) last_text_ = std::move(text);
+  return s;
 }
 
 void ModuleDumper::AfterPass(const HloModule& module, const PassRecord& record) {
@@ -55,10 +60,23 @@ void ModuleDumper::AfterPass(const HloModule& module, const PassRecord& record) 
     if (first_error_.ok()) first_error_ = s;
     pending_name_.clear();
   }
-  if (pass_re_ && std::regex_search(record.pass, *pass_re_)) {
-    pending_name_ = absl::StrFormat("%s.%04d.%s.after_%s", prefix_, pass_counter_, record.pipeline,
-                                    record.pass);
-    pending_text_ = PrintModule(module);
+  const std::string name =
+      absl::StrFormat("%s.%04d.%s.after_%s", prefix_, pass_counter_, record.pipeline, record.pass);
+  const bool selected = !pass_re_ || std::regex_search(record.pass, *pass_re_);
+  std::string text;
+  if ((pass_re_ && selected) || (pass_diffs_ && record.changed)) text = PrintModule(module);
+  if (pass_diffs_ && record.changed) {
+    if (selected) {
+      std::string diff = UnifiedDiff(last_text_, text, absl::StrCat("before_", record.pass),
+                                     absl::StrCat("after_", record.pass));
+      absl::Status s = Write(absl::StrCat(name, ".diff"), diff);
+      if (first_error_.ok()) first_error_ = s;
+    }
+    last_text_ = text;
+  }
+  if (pass_re_ && selected) {
+    pending_name_ = name;
+    pending_text_ = std::move(text);
   }
 }
 

@@ -4,6 +4,9 @@
 //        matching --xla_dump_hlo_pass_re; the last pass's <next> is "pipeline-end")
 //   <dir>/module_0001.<name>.after_optimizations.txt
 //   <dir>/module_0001.<name>.index.txt   (xlite: each pass, its time, whether it changed)
+//   <dir>/module_0001.<name>.0001.<pipeline>.after_<pass>.diff  (xlite, with
+//        --xlite_dump_pass_diffs: a unified diff for each pass that changed the
+//        module and matches --xla_dump_hlo_pass_re when that is given)
 #ifndef XLITE_PASSES_DUMP_H_
 #define XLITE_PASSES_DUMP_H_
 
@@ -37,6 +40,9 @@ class ModuleDumper {
   std::string dir_;
   std::string prefix_;  // module_0001.<name>
   std::optional<std::regex> pass_re_;
+  bool pass_diffs_ = false;
+  // The module as printed after the last pass that changed it (diffs only).
+  std::string last_text_;
   int64_t pass_counter_ = 0;
   // The snapshot after the previous pass, written once the next pass is known.
   std::string pending_name_, pending_text_;

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -36,10 +38,12 @@ TEST(Dump, XlaFileNamesOneSnapshotPerPass) {
   HloPassPipeline pipeline("simplify");
   pipeline.AddPass<HloDce>();
   pipeline.AddPass<HloDce>();
-  pipeline.set_options(
-      {.verify_each_pass = true, .after_pass = [&](const HloModule& module, const PassRecord& r) {
-         dumper.AfterPass(module, r);
-       }});
+  PipelineOptions pipeline_options;
+  pipeline_options.verify_each_pass = true;
+  pipeline_options.after_pass = [&](const HloModule& module, const PassRecord& r) {
+    dumper.AfterPass(module, r);
+  };
+  pipeline.set_options(pipeline_options);
   ASSERT_TRUE(dumper.DumpStage(**m, "before_optimizations").ok());
   ASSERT_TRUE(pipeline.Run(**m).ok());
   ASSERT_TRUE(dumper.DumpStage(**m, "after_optimizations").ok());
@@ -51,6 +55,39 @@ TEST(Dump, XlaFileNamesOneSnapshotPerPass) {
                             "module_0001.jit_f.after_optimizations.txt",
                             "module_0001.jit_f.index.txt",
                         }));
+  fs::remove_all(dir);
+}
+
+TEST(Dump, PassDiffsOnlyForPassesThatChanged) {
+  const fs::path dir = fs::path(testing::TempDir()) / "xlite_dump_diff_test";
+  fs::remove_all(dir);
+  auto m = ParseHloModule(
+      "HloModule jit_f\nENTRY e {\n  p = f32[2] parameter(0)\n  d = f32[2] negate(p)\n  ROOT r "
+      "= f32[2] exponential(p)\n}\n",
+      "t.hlo");
+  ASSERT_TRUE(m.ok());
+  DebugOptions options;
+  options.dump_to = dir.string();
+  options.dump_pass_diffs = true;
+  ModuleDumper dumper(options, **m, 1);
+  HloPassPipeline pipeline("simplify");
+  pipeline.AddPass<HloDce>();
+  pipeline.AddPass<HloDce>();
+  PipelineOptions pipeline_options;
+  pipeline_options.after_pass = [&](const HloModule& module, const PassRecord& r) {
+    dumper.AfterPass(module, r);
+  };
+  pipeline.set_options(pipeline_options);
+  ASSERT_TRUE(dumper.DumpStage(**m, "before_optimizations").ok());
+  ASSERT_TRUE(pipeline.Run(**m).ok());
+  ASSERT_TRUE(dumper.Finish().ok());
+  const std::string diff_name = "module_0001.jit_f.0001.simplify.after_dce.diff";
+  EXPECT_EQ(Files(dir), (std::set<std::string>{"module_0001.jit_f.before_optimizations.txt",
+                                               diff_name, "module_0001.jit_f.index.txt"}));
+  std::ifstream in(dir / diff_name);
+  const std::string diff((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(diff.rfind("--- before_dce\n+++ after_dce\n@@ ", 0), 0u) << diff;
+  EXPECT_NE(diff.find("\n-  %d = f32[2]{0} negate(f32[2]{0} %p)\n"), std::string::npos) << diff;
   fs::remove_all(dir);
 }
 

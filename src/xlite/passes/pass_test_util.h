@@ -24,7 +24,9 @@ std::string RunPass(const std::string& text, bool* changed = nullptr, bool then_
   HloPassPipeline pipeline("test");
   pipeline.AddPass<Pass>();
   if (then_dce) pipeline.AddPass<HloDce>();
-  pipeline.set_options({.verify_each_pass = true});
+  PipelineOptions options;
+  options.verify_each_pass = true;
+  pipeline.set_options(options);
   absl::StatusOr<bool> result = pipeline.Run(**m);
   EXPECT_TRUE(result.ok()) << result.status();
   if (changed != nullptr) {

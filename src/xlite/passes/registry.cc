@@ -7,8 +7,10 @@
 #include "absl/strings/str_join.h"
 #include "xlite/passes/algebraic_simplifier.h"
 #include "xlite/passes/call_inliner.h"
+#include "xlite/passes/constant_folding.h"
 #include "xlite/passes/cse.h"
 #include "xlite/passes/dce.h"
+#include "xlite/passes/flatten_call_graph.h"
 #include "xlite/passes/tuple_simplifier.h"
 #include "xlite/passes/zero_sized_hlo_elimination.h"
 
@@ -22,8 +24,10 @@ const std::map<std::string, Factory, std::less<>>& Factories() {
   static const auto* kFactories = new std::map<std::string, Factory, std::less<>>{
       {"algsimp", [] { return std::make_unique<AlgebraicSimplifier>(); }},
       {"call-inliner", [] { return std::make_unique<CallInliner>(); }},
+      {"constant-folding", [] { return std::make_unique<ConstantFolding>(); }},
       {"cse", [] { return std::make_unique<HloCse>(); }},
       {"dce", [] { return std::make_unique<HloDce>(); }},
+      {"flatten-call-graph", [] { return std::make_unique<FlattenCallGraph>(); }},
       {"tuple-simplifier", [] { return std::make_unique<TupleSimplifier>(); }},
       {"zero-sized-hlo-elimination", [] { return std::make_unique<ZeroSizedHloElimination>(); }},
   };

@@ -1,6 +1,7 @@
 // The standard simplification pipeline (`xlite opt --pipeline=simplify`):
-// call inlining, then algebraic simplification, tuple simplification,
-// zero-sized-HLO elimination, CSE and DCE repeated to a fixed point.
+// call inlining, call-graph flattening and DCE, then algebraic
+// simplification, constant folding, tuple simplification, zero-sized-HLO
+// elimination, CSE and DCE repeated to a fixed point.
 #ifndef XLITE_PASSES_SIMPLIFY_H_
 #define XLITE_PASSES_SIMPLIFY_H_
 

@@ -53,10 +53,14 @@ absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
     o.disable_hlo_passes = list();
   } else if (name == "xla_enable_hlo_passes_only") {
     o.enable_hlo_passes_only = list();
-  } else if (name == "xlite_verify_each_pass" || name == "xlite_pass_timing") {
+  } else if (name == "xlite_verify_each_pass" || name == "xlite_pass_timing" ||
+             name == "xlite_dump_pass_diffs") {
     absl::StatusOr<bool> b = ParseBool(name, value);
     if (!b.ok()) return b.status();
-    (name == "xlite_verify_each_pass" ? o.verify_each_pass : o.pass_timing) = *b;
+    bool& flag = name == "xlite_verify_each_pass" ? o.verify_each_pass
+                 : name == "xlite_pass_timing"    ? o.pass_timing
+                                                  : o.dump_pass_diffs;
+    flag = *b;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
   }

@@ -22,6 +22,7 @@ struct DebugOptions {
   std::vector<std::string> enable_hlo_passes_only;  // --xla_enable_hlo_passes_only=a,b
   bool verify_each_pass = false;                    // --xlite_verify_each_pass
   bool pass_timing = false;                         // --xlite_pass_timing
+  bool dump_pass_diffs = false;                     // --xlite_dump_pass_diffs
 };
 
 // Applies one "--name[=value]" flag. Returns false (and leaves `options`
