@@ -4,6 +4,10 @@
 // device, no custom calls) is evaluated before and after on the same seeded
 // random arguments: integers and predicates must match bitwise, floats up to a
 // relative 1e-6 (NaN matches NaN). Prints each exception with its reason.
+//
+// Second property, on the StableHLO corpus: every program whose embedded
+// checks (expected outputs computed by XLA) pass as imported must still pass
+// them after the pipeline (verifier after every pass).
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -18,6 +22,7 @@
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
 #include "xlite/passes/simplify.h"
+#include "xlite/stablehlo/import.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/verifier.h"
 
@@ -164,6 +169,70 @@ TEST(SimplifyEquivalence, PipelineKeepsResults) {
             << slowest << ")\n";
   for (const std::string& e : exceptions) std::cout << "  exception: " << e << "\n";
   EXPECT_GT(runnable, 0);
+  EXPECT_GE(rate, 98.0);
+}
+
+// Runs every program of a StableHLO corpus file (no arguments; its checks
+// are side-effecting custom calls that fail the run).
+absl::Status RunChecks(const HloModule& m) {
+  if (m.entry_computation()->num_parameters() != 0) {
+    return absl::UnimplementedError("entry function with arguments");
+  }
+  EvalOptions options;
+  options.replica_count = m.config().replica_count;
+  options.num_partitions = m.config().num_partitions;
+  options.max_seconds = 5;
+  std::vector<std::vector<Literal>> args(options.replica_count * options.num_partitions);
+  return EvaluateReplicated(m, args, options).status();
+}
+
+TEST(SimplifyEquivalence, StablehloCorpusChecksStillPass) {
+  const char* env = std::getenv("XLITE_CORPUS");
+  const fs::path dir = (env ? fs::path(env) : fs::path("../shared/corpus")) / "stablehlo";
+  if (!fs::exists(dir / "manifest.tsv")) {
+    std::cout << "SKIPPED LOUDLY: no StableHLO corpus at " << dir << "\n";
+    GTEST_SKIP() << "no corpus at " << dir;
+  }
+  std::ifstream manifest(dir / "manifest.tsv");
+  std::string line;
+  std::getline(manifest, line);  // header
+  int programs = 0, passing_before = 0, passing_after = 0;
+  std::vector<std::string> exceptions;
+  while (std::getline(manifest, line)) {
+    std::vector<std::string> cols = absl::StrSplit(line, '\t');
+    if (cols.size() < 5 || cols[3] != "yes") continue;  // files with expected outputs
+    std::ifstream in(dir / cols[0], std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const bool split = ss.str().find("split-input-file") != std::string::npos;
+    for (stablehlo::ImportedProgram& p : stablehlo::ImportStablehlo(ss.str(), cols[0], split)) {
+      if (!p.module.ok()) continue;
+      ++programs;
+      if (!RunChecks(**p.module).ok()) continue;  // the corpus test reports these
+      ++passing_before;
+      absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = SimplifyPipeline();
+      ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+      PipelineOptions pipeline_options;
+      pipeline_options.verify_each_pass = true;
+      (*pipeline)->set_options(pipeline_options);
+      if (absl::StatusOr<bool> changed = (*pipeline)->Run(**p.module); !changed.ok()) {
+        exceptions.push_back(
+            absl::StrCat(cols[0], ": pipeline failed: ", changed.status().message()));
+        continue;
+      }
+      if (absl::Status s = RunChecks(**p.module); !s.ok()) {
+        exceptions.push_back(absl::StrCat(cols[0], ": after simplify: ", s.message()));
+        continue;
+      }
+      ++passing_after;
+    }
+  }
+  const double rate = passing_before ? 100.0 * passing_after / passing_before : 0;
+  std::cout << "simplify on the StableHLO corpus: " << programs << " programs with expected "
+            << "outputs; " << passing_before << " pass their checks as imported, " << passing_after
+            << " (" << rate << "%) still pass after --pipeline=simplify\n";
+  for (const std::string& e : exceptions) std::cout << "  exception: " << e << "\n";
+  EXPECT_GT(passing_before, 0);
   EXPECT_GE(rate, 98.0);
 }
 

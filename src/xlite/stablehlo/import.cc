@@ -13,14 +13,20 @@ namespace {
 absl::StatusOr<std::unique_ptr<HloModule>> ImportOne(absl::string_view text,
                                                      absl::string_view filename, int first_line) {
   ASSIGN_OR_RETURN(mlir::OwningOp program, mlir::ParseMlir(text, filename, first_line));
-  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LowerToHlo(*program));
+  return ImportStablehloProgram(*program, filename);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HloModule>> ImportStablehloProgram(const mlir::Operation& program,
+                                                                  absl::string_view filename) {
+  RegisterCheckTargets();
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LowerToHlo(program));
   if (absl::Status s = VerifyModule(*module); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(filename, ": lowered module: ", s.message()));
   }
   return module;
 }
-
-}  // namespace
 
 std::vector<ImportedProgram> ImportStablehlo(absl::string_view text, absl::string_view filename,
                                              bool split) {

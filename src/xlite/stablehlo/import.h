@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "xlite/ir/module.h"
+#include "xlite/stablehlo/mlir.h"
 
 namespace xlite::stablehlo {
 
@@ -21,6 +22,11 @@ struct ImportedProgram {
 // One program per chunk when `split`, else one for the whole text.
 std::vector<ImportedProgram> ImportStablehlo(absl::string_view text, absl::string_view filename,
                                              bool split);
+
+// A program already read (e.g. deserialized from VHLO bytecode): lowered and
+// verified; errors start with `filename`.
+absl::StatusOr<std::unique_ptr<HloModule>> ImportStablehloProgram(const mlir::Operation& program,
+                                                                  absl::string_view filename);
 
 }  // namespace xlite::stablehlo
 
