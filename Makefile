@@ -26,11 +26,13 @@ run: build
 	$(BUILD)/bin/xlite opt --print=short examples/async_copy.hlo
 
 MLIR_FUZZ = FUZZ_CORPUS=../shared/corpus/stablehlo FUZZ_SEED_NAME='*.mlir' FUZZ_DICT=tests/fuzz/mlir.dict
+VHLO_FUZZ = FUZZ_CORPUS=../shared/corpus/vhlo FUZZ_SEED_NAME='*.mlir.bc' FUZZ_DICT=tests/fuzz/vhlo.dict
 
 test: build fuzz-build
 	cd $(BUILD) && ctest --output-on-failure
 	bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/hlo_parser_fuzzer $(FUZZ_SECONDS)
 	$(MLIR_FUZZ) bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/mlir_parser_fuzzer $(FUZZ_SECONDS)
+	$(VHLO_FUZZ) bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/vhlo_bytecode_fuzzer $(FUZZ_SECONDS)
 
 $(FUZZ_BUILD)/build.ninja: CMakeLists.txt
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DXLITE_FUZZ=ON \
@@ -43,6 +45,7 @@ fuzz-build: deps $(FUZZ_BUILD)/build.ninja
 fuzz: fuzz-build
 	bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/hlo_parser_fuzzer $(FUZZ_SECONDS)
 	$(MLIR_FUZZ) bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/mlir_parser_fuzzer $(FUZZ_SECONDS)
+	$(VHLO_FUZZ) bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/vhlo_bytecode_fuzzer $(FUZZ_SECONDS)
 
 bench: build
 	$(BUILD)/bin/parse_print_bench

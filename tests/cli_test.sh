@@ -122,5 +122,28 @@ check "XLA_FLAGS dumps: XLA's file names, one snapshot per pass" $?
   ! grep -q dead "$tmp/out.txt"
 check "opt --pipeline=simplify" $?
 
+# StableHLO portable artifacts (VHLO bytecode), when the shared corpus is there.
+VHLO="$ROOT/../shared/corpus/vhlo"
+if [ -d "$VHLO" ]; then
+  for v in 0_9_0 1_20_0; do
+    "$XLITE" translate --deserialize "$VHLO/stablehlo_legalize_to_vhlo.$v.mlir.bc" > "$tmp/de.txt" &&
+      "$XLITE" translate "$VHLO/stablehlo_legalize_to_vhlo.$v.mlir" > "$tmp/src.txt" &&
+      cmp -s "$tmp/de.txt" "$tmp/src.txt"
+    check "translate --deserialize $v golden prints as its source program" $?
+  done
+  "$XLITE" translate --deserialize "$VHLO/invalid_vhlo_future.mlir.bc" > "$tmp/out.txt" 2> "$tmp/err.txt"
+  [ $? -eq 1 ] && [ ! -s "$tmp/out.txt" ] && grep -q "unregistered operation 'vhlo.constant_v99'" "$tmp/err.txt"
+  check "an op from the future: exit 1, named, nothing printed" $?
+  "$XLITE" translate --print-stablehlo-version "$VHLO/vhlo_emit_version_api.1_1_0.mlir.bc" |
+    grep -q '^// Reading portable artifact with StableHLO version: 1.1.0$'
+  check "--print-stablehlo-version reads the producer" $?
+  "$XLITE" run "$VHLO/vhlo_emit_version_api.1_1_0.mlir.bc" > "$tmp/out.txt" 2>&1 && grep -q '^out0 = f32\[\]' "$tmp/out.txt"
+  check "run accepts .mlir.bc" $?
+  "$XLITE" opt --pipeline=simplify "$VHLO/vhlo_emit_version_api.1_1_0.mlir.bc" | grep -q 'add('
+  check "opt accepts .mlir.bc" $?
+else
+  echo "SKIPPED LOUDLY: no VHLO corpus at $VHLO (portable-artifact CLI checks)"
+fi
+
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -25,6 +25,8 @@
 #include "xlite/text/parser.h"
 #include "xlite/text/printer.h"
 #include "xlite/verify/verifier.h"
+#include "xlite/vhlo/bytecode_reader.h"
+#include "xlite/vhlo/upgrade.h"
 
 namespace {
 
@@ -50,6 +52,9 @@ commands:
   translate  print a StableHLO program in canonical generic MLIR form
              --to=stablehlo                output format (the default, and the only one so far)
              --split-input-file            each `// -----` chunk is its own program
+             --deserialize                 read a StableHLO portable artifact (VHLO bytecode,
+                                           .mlir.bc: implied) and print it as StableHLO text
+             --print-stablehlo-version     ... first printing the artifact's producer version
   run        evaluate a module with the reference interpreter
              --backend=interpreter         (the only backend so far)
              --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
@@ -65,6 +70,7 @@ commands:
   help       show this text
 
 Input format is chosen by extension: .mlir (StableHLO text, pretty or generic op syntax),
+.mlir.bc (StableHLO portable artifact: VHLO bytecode, StableHLO 0.9.0 to 1.20.0),
 anything else HLO text (.hlo/.txt); '-' reads HLO text from stdin (translate: StableHLO).
 )";
 
@@ -158,9 +164,6 @@ int RunOpt(std::vector<std::string> args) {
     }
   }
   if (file.empty()) return Fail("opt needs an input file (or - for stdin)");
-  if (absl::EndsWith(file, ".mlir.bc")) {
-    return Fail(absl::StrCat("'", file, "': StableHLO bytecode is not supported yet"));
-  }
   std::string text, error;
   if (!ReadInput(file, &text, &error)) return Fail(error);
   // Runs the requested passes, dumping with XLA's flags and file names.
@@ -184,6 +187,21 @@ int RunOpt(std::vector<std::string> args) {
     if (!dumped.ok()) return Fail(std::string(dumped.message()));
     return 0;
   };
+  if (absl::EndsWith(file, ".mlir.bc")) {
+    // A portable artifact: VHLO bytecode, upgraded to StableHLO, lowered, verified.
+    if (split) return Fail("--split-input-file applies to .mlir text input");
+    absl::StatusOr<xlite::mlir::OwningOp> program =
+        xlite::vhlo::DeserializePortableArtifact(text, file);
+    absl::StatusOr<std::unique_ptr<xlite::HloModule>> module =
+        program.ok() ? xlite::stablehlo::ImportStablehloProgram(**program, file) : program.status();
+    if (!module.ok()) {
+      std::cerr << module.status().message() << "\n";
+      return absl::IsUnimplemented(module.status()) ? 3 : 1;
+    }
+    if (int r = optimize(**module); r != 0) return r;
+    std::cout << xlite::PrintModule(**module, options);
+    return 0;
+  }
   if (absl::EndsWith(file, ".mlir")) {
     // StableHLO: lowered and verified per program; the exit code is the first failure's.
     int exit_code = 0;
@@ -221,10 +239,14 @@ int RunOpt(std::vector<std::string> args) {
 }
 
 int RunTranslate(const std::vector<std::string>& args) {
-  bool split = false;
+  bool split = false, deserialize = false, print_version = false;
   std::string file;
   for (const std::string& arg : args) {
-    if (absl::StartsWith(arg, "--to=")) {
+    if (arg == "--deserialize") {
+      deserialize = true;
+    } else if (arg == "--print-stablehlo-version") {
+      print_version = true;
+    } else if (absl::StartsWith(arg, "--to=")) {
       if (arg != "--to=stablehlo") {
         return Fail(absl::StrCat("--to must be stablehlo, got '", arg.substr(5), "'"));
       }
@@ -241,6 +263,32 @@ int RunTranslate(const std::vector<std::string>& args) {
   std::string text, error;
   if (!ReadInput(file, &text, &error)) return Fail(error);
   const std::string label = file == "-" ? "<stdin>" : file;
+  if (deserialize || absl::EndsWith(file, ".mlir.bc")) {
+    // A portable artifact, printed as the canonical StableHLO text.
+    if (split) return Fail("--split-input-file applies to .mlir text input");
+    if (print_version) {
+      // As stablehlo-translate prints it, from the producer string.
+      xlite::vhlo::BytecodeInfo info;
+      absl::StatusOr<xlite::vhlo::Version> version = absl::InvalidArgumentError("not bytecode");
+      if (xlite::vhlo::IsBytecode(text) && xlite::vhlo::ReadBytecode(text, label, &info).ok()) {
+        version = xlite::vhlo::ParseProducer(info.producer);
+      }
+      if (!version.ok()) {
+        std::cout << "// Failed parsing StableHLO version from portable artifact\n";
+        return 1;
+      }
+      std::cout << "// Reading portable artifact with StableHLO version: " << version->ToString()
+                << "\n";
+    }
+    absl::StatusOr<xlite::mlir::OwningOp> program =
+        xlite::vhlo::DeserializePortableArtifact(text, label);
+    if (!program.ok()) {
+      std::cerr << program.status().message() << "\n";
+      return 1;
+    }
+    std::cout << xlite::mlir::PrintMlir(**program);
+    return 0;
+  }
   std::vector<xlite::mlir::SourceChunk> chunks;
   if (split) {
     chunks = xlite::mlir::SplitInputFile(text);

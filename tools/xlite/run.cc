@@ -16,6 +16,7 @@
 #include "xlite/support/npy.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/verifier.h"
+#include "xlite/vhlo/upgrade.h"
 
 namespace xlite::cli {
 namespace {
@@ -168,7 +169,16 @@ int Run(const std::vector<std::string>& argv) {
   }
   const std::string label = f.file == "-" ? "<stdin>" : f.file;
   if (absl::EndsWith(f.file, ".mlir.bc")) {
-    return Fail(absl::StrCat("'", f.file, "': StableHLO bytecode is not supported yet"));
+    // A portable artifact: VHLO bytecode, upgraded to StableHLO, then lowered.
+    if (f.split_input_file) return Fail("--split-input-file applies to .mlir text input");
+    absl::StatusOr<mlir::OwningOp> program = vhlo::DeserializePortableArtifact(text, label);
+    absl::StatusOr<std::unique_ptr<HloModule>> module =
+        program.ok() ? stablehlo::ImportStablehloProgram(**program, label) : program.status();
+    if (!module.ok()) {
+      std::cerr << module.status().message() << "\n";
+      return ExitCode(module.status());
+    }
+    return RunModule(**module, f, label);
   }
   if (absl::EndsWith(f.file, ".mlir")) {
     // StableHLO: each program (or --split-input-file chunk) runs on its own;

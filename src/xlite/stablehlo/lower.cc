@@ -1490,7 +1490,7 @@ absl::StatusOr<QuantType> ParseQuantType(const std::string& text) {
   QuantType q;
   size_t p = 0;
   while (p < body.size() && std::isalnum(static_cast<unsigned char>(body[p]))) ++p;
-  std::optional<PrimitiveType> storage = mlir::PrimitiveTypeOf(body.substr(0, p));
+  std::optional<PrimitiveType> storage = mlir::QuantStorageTypeOf(body.substr(0, p));
   if (!storage || !IsInteger(*storage)) return bad();
   q.storage = *storage;
   const int bits = PrimitiveBitWidth(q.storage);

@@ -199,6 +199,21 @@ TEST(Lower, PromotableReducerTypesConvertTheInputs) {
   EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
 }
 
+TEST(Lower, UnsignedQuantStorageSpelledU8) {
+  // The quant dialect (and VHLO artifacts) spell unsigned storage u8.
+  Literal out;
+  ASSERT_TRUE(RunProgram(R"(func.func @main() -> tensor<2xf32> {
+    %0 = stablehlo.constant dense<[1.0, -2.0]> : tensor<2xf32>
+    %1 = stablehlo.uniform_quantize %0 : (tensor<2xf32>) -> tensor<2x!quant.uniform<u8:f32, 0.5:128>>
+    %2 = stablehlo.uniform_dequantize %1 : (tensor<2x!quant.uniform<u8:f32, 0.5:128>>) -> tensor<2xf32>
+    return %2 : tensor<2xf32>
+  })",
+                         &out)
+                  .ok());
+  EXPECT_EQ(out.GetDouble(0), 1.0);
+  EXPECT_EQ(out.GetDouble(1), -2.0);
+}
+
 TEST(Lower, DeprecatedOpsAndArith) {
   // create_token and cross-replica-sum (stablehlo_legalize_to_vhlo.mlir:1505, :1515).
   EXPECT_TRUE(LowerOnly(R"(func.func @main(%x: tensor<2xf32>) -> (!stablehlo.token, tensor<2xf32>) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "xlite/ir/float_format.h"
+#include "xlite/stablehlo/printer.h"
 #include "xlite/support/status.h"
 #include "xlite/text/cursor.h"
 
@@ -1208,6 +1209,7 @@ absl::Status Parser::ParseOperation(Block* block) {
     RETURN_IF_ERROR(s);
   }
   RETURN_IF_ERROR(SkipLocation());
+  CanonicalizeAttributes(*op);
   if (static_cast<int>(op->results.size()) != declared) {
     return ErrorAt(start, absl::StrCat("'", op->name, "' defines ", declared, " results, has ",
                                        op->results.size()));
@@ -1226,6 +1228,42 @@ absl::Status Parser::ParseOperation(Block* block) {
   block->operations.push_back(std::move(op));
   return absl::OkStatus();
 }
+
+}  // namespace
+
+void CanonicalizeAttributes(Operation& op) {
+  // Attributes at their default value, printed canonically; "" = any op.
+  struct Default {
+    const char* op;
+    const char* attribute;
+    const char* value;
+  };
+  static constexpr Default kDefaults[] = {
+      {"stablehlo.custom_call", "api_version", "1 : i32"},
+      {"", "result_accuracy",
+       "#stablehlo.result_accuracy<atol = 0.000000e+00, rtol = 0.000000e+00, ulps = 0, "
+       "mode = #stablehlo.result_accuracy_mode<DEFAULT>>"},
+  };
+  for (const Default& d : kDefaults) {
+    if (*d.op != '\0' && op.name != d.op) continue;
+    std::erase_if(op.attributes, [&](const NamedAttribute& a) {
+      return a.first == d.attribute && PrintAttribute(a.second) == d.value;
+    });
+  }
+  // Dot dimension numbers print in a fixed field order.
+  for (auto& a : op.attributes) {
+    if (a.first != "dot_dimension_numbers" || a.second.fields.empty()) continue;
+    static const char* kOrder[] = {"lhs_batching_dimensions", "rhs_batching_dimensions",
+                                   "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
+    std::vector<NamedAttribute> sorted;
+    for (const char* k : kOrder) {
+      if (const Attribute* f = a.second.Field(k)) sorted.emplace_back(k, *f);
+    }
+    a.second.fields = std::move(sorted);
+  }
+}
+
+namespace {
 
 absl::Status Parser::ParseGenericOp(Operation& op) {
   // "name"(operands) [successors] <{properties}> (regions) {attrs} : type
@@ -1449,17 +1487,6 @@ absl::Status Parser::NormalizeKeywords(Operation& op, std::vector<NamedAttribute
       out = value;
     }
     op.SetAttr(name, std::move(out));
-  }
-  // Dot dimension numbers print in a fixed field order.
-  for (auto& a : op.attributes) {
-    if (a.first != "dot_dimension_numbers" || !a.second.raw.empty()) continue;
-    static const char* kOrder[] = {"lhs_batching_dimensions", "rhs_batching_dimensions",
-                                   "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
-    std::vector<NamedAttribute> sorted;
-    for (const char* k : kOrder) {
-      if (const Attribute* f = a.second.Field(k)) sorted.emplace_back(k, *f);
-    }
-    a.second.fields = std::move(sorted);
   }
   return absl::OkStatus();
 }
@@ -2066,13 +2093,21 @@ std::vector<SourceChunk> SplitInputFile(absl::string_view text) {
   return chunks;
 }
 
+std::optional<PrimitiveType> QuantStorageTypeOf(absl::string_view storage) {
+  // MLIR's quant dialect spells unsigned storage u8; builtin types say ui8.
+  if (absl::StartsWith(storage, "u") && !absl::StartsWith(storage, "ui")) {
+    return PrimitiveTypeOf(absl::StrCat("ui", storage.substr(1)));
+  }
+  return PrimitiveTypeOf(storage);
+}
+
 std::optional<PrimitiveType> PrimitiveTypeOf(absl::string_view e) {
   using P = PrimitiveType;
   if (absl::StartsWith(e, "!quant.uniform<")) {
     // Storage type: !quant.uniform<i8:f32, ...> or <i8<-127:127>:f32, ...>.
     absl::string_view rest = e.substr(15);
     size_t end = rest.find_first_of(":<");
-    return PrimitiveTypeOf(rest.substr(0, end));
+    return QuantStorageTypeOf(rest.substr(0, end));
   }
   static const auto* kTypes = new absl::flat_hash_map<std::string, P>{
       {"i1", P::PRED},

@@ -30,6 +30,15 @@ std::vector<SourceChunk> SplitInputFile(absl::string_view text);
 // Element type spelling -> HLO element type: f32 -> F32, i1 -> PRED, ui8 -> U8,
 // complex<f64> -> C128; quantized types give their storage type.
 std::optional<PrimitiveType> PrimitiveTypeOf(absl::string_view element);
+// A quantized type's storage type: i8, ui8, or the quant dialect's u8.
+std::optional<PrimitiveType> QuantStorageTypeOf(absl::string_view storage);
+
+// One canonical form per meaning, as the reader leaves every operation (and
+// as other producers, e.g. the VHLO upgrade, should): dot dimension numbers
+// in StableHLO's field order, and attributes equal to their default dropped
+// (MLIR's printers elide them too, so a written default and an absent one
+// are the same program).
+void CanonicalizeAttributes(Operation& op);
 
 // Parses one attribute or type in MLIR's generic syntax.
 absl::StatusOr<Attribute> ParseAttributeText(absl::string_view text);

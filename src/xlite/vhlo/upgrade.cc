@@ -1,0 +1,1035 @@
+#include "xlite/vhlo/upgrade.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "xlite/stablehlo/mlir_parser.h"
+#include "xlite/support/status.h"
+#include "xlite/vhlo/bytecode_reader.h"
+
+namespace xlite::vhlo {
+namespace {
+
+using mlir::Attribute;
+using mlir::Block;
+using mlir::NamedAttribute;
+using mlir::Operation;
+using mlir::OwningOp;
+using mlir::Region;
+using mlir::Type;
+using mlir::Value;
+using Kind = Attribute::Kind;
+
+// ------------------------------------------------------------ Neutral values
+// VHLO has no default-valued attributes: a producer writes every attribute,
+// with the value StableHLO leaves implicit. These are those values; the same
+// kinds give the value an upgrade adds for an attribute a newer op version
+// introduced.
+enum class Neutral {
+  kFalse,                  // #vhlo.bool_v1<false>
+  kZero,                   // #vhlo.integer_v1<0>
+  kMinusOne,               // #vhlo.integer_v1<-1>
+  kEmptyString,            // #vhlo.string_v1<"">
+  kEmptyConfig,            // "" or {} (custom_call backend_config; {} for typed FFI)
+  kEmptyArray,             // #vhlo.array_v1<[]>
+  kEmptyDict,              // #vhlo.dict_v1<{}>
+  kEmptyTensor,            // #vhlo.tensor_v1<dense<> : tensor<0xi64>>
+  kSplatOne,               // a tensor of ones
+  kSplatZero,              // a tensor of zeros
+  kSplatFalse,             // a tensor of false
+  kDefaultPrecisions,      // [#vhlo<precision_v1 DEFAULT>, ...]
+  kNoComparisonType,       // #vhlo<comparison_type_v1 NOTYPE>
+  kOriginalApiVersion,     // #vhlo<api_version_v1 API_VERSION_ORIGINAL>
+  kDefaultResultAccuracy,  // #vhlo.result_accuracy_v1<0, 0, 0, DEFAULT>
+  kNoneType,               // #vhlo.type_v1<!vhlo.none_v1>
+};
+
+bool DenseAll(const Attribute& a, int64_t value) {
+  if (a.kind != Kind::kDense || a.literal == nullptr) return false;
+  const int64_t n = a.literal->element_count();
+  if (n == 0) return false;  // an empty tensor is not a splat
+  for (int64_t i = 0; i < n; ++i) {
+    if (a.literal->GetInt(i) != value) return false;
+  }
+  return true;
+}
+
+bool IsInteger(const Attribute& a, int64_t value) {
+  return a.kind == Kind::kInteger && a.int_value == value;
+}
+
+bool IsFloat(const Attribute* a, double value) {
+  return a != nullptr && a->kind == Kind::kFloat && a->float_value == value;
+}
+
+bool IsNeutral(const Attribute& a, Neutral neutral) {
+  switch (neutral) {
+    case Neutral::kFalse:
+      return (a.kind == Kind::kBool && !a.bool_value) ||
+             (a.kind == Kind::kInteger && a.type.element == "i1" && a.int_value == 0);
+    case Neutral::kZero:
+      return IsInteger(a, 0);
+    case Neutral::kMinusOne:
+      return IsInteger(a, -1);
+    case Neutral::kEmptyString:
+      return a.kind == Kind::kString && a.text.empty();
+    case Neutral::kEmptyConfig:
+      return IsNeutral(a, Neutral::kEmptyString) || IsNeutral(a, Neutral::kEmptyDict);
+    case Neutral::kEmptyArray:
+      return a.kind == Kind::kArray && a.elements.empty();
+    case Neutral::kEmptyDict:
+      return a.kind == Kind::kDict && a.fields.empty();
+    case Neutral::kEmptyTensor:
+      return a.kind == Kind::kDense && a.literal != nullptr && a.literal->element_count() == 0;
+    case Neutral::kSplatOne:
+      return DenseAll(a, 1);
+    case Neutral::kSplatZero:
+    case Neutral::kSplatFalse:
+      return DenseAll(a, 0);
+    case Neutral::kDefaultPrecisions:
+      return a.kind == Kind::kArray &&
+             std::all_of(a.elements.begin(), a.elements.end(), [](const Attribute& e) {
+               return e.kind == Kind::kEnum && e.text == "DEFAULT";
+             });
+    case Neutral::kNoComparisonType:
+      return a.kind == Kind::kEnum && a.text == "NOTYPE";
+    case Neutral::kOriginalApiVersion:
+      return a.kind == Kind::kEnum && a.text == "API_VERSION_ORIGINAL";
+    case Neutral::kDefaultResultAccuracy: {
+      if (a.kind != Kind::kStruct) return false;
+      const Attribute* ulps = a.Field("ulps");
+      const Attribute* mode = a.Field("mode");
+      return IsFloat(a.Field("atol"), 0) && IsFloat(a.Field("rtol"), 0) && ulps != nullptr &&
+             IsInteger(*ulps, 0) && mode != nullptr && mode->text == "DEFAULT";
+    }
+    case Neutral::kNoneType:
+      return a.kind == Kind::kType && a.type.element == "none";
+  }
+  return false;
+}
+
+Attribute MakeNeutral(Neutral neutral) {
+  Attribute a;
+  switch (neutral) {
+    case Neutral::kFalse:
+      return Attribute::Bool(false);
+    case Neutral::kZero:
+      return Attribute::Int(0);
+    case Neutral::kMinusOne:
+      return Attribute::Int(-1);
+    case Neutral::kEmptyString:
+      return Attribute::String("");
+    case Neutral::kEmptyArray:
+      a.kind = Kind::kArray;
+      return a;
+    case Neutral::kEmptyDict:
+      a.kind = Kind::kDict;
+      return a;
+    case Neutral::kEmptyTensor:
+      return *mlir::ParseAttributeText("dense<> : tensor<0xi64>");
+    case Neutral::kNoneType:
+      a.kind = Kind::kType;
+      a.type = Type::Scalar("none");
+      return a;
+    case Neutral::kDefaultResultAccuracy: {
+      a.kind = Kind::kStruct;
+      a.name = "vhlo.result_accuracy_v1";
+      Attribute zero;
+      zero.kind = Kind::kFloat;
+      zero.type = Type::Scalar("f64");
+      a.fields = {{"atol", zero},
+                  {"rtol", zero},
+                  {"ulps", Attribute::Int(0)},
+                  {"mode", Attribute::Enum("result_accuracy_mode_v1", "DEFAULT")}};
+      return a;
+    }
+    case Neutral::kEmptyConfig:
+    case Neutral::kSplatOne:
+    case Neutral::kSplatZero:
+    case Neutral::kSplatFalse:
+    case Neutral::kDefaultPrecisions:
+    case Neutral::kNoComparisonType:
+    case Neutral::kOriginalApiVersion:
+      break;  // never added by an upgrade
+  }
+  return a;
+}
+
+// --------------------------------------------------------------- Upgrades
+// What changed from one op version to the next. An upgrade adds the
+// attributes the newer version introduced, with the value that keeps the old
+// meaning, and drops the ones it removed (which must hold their neutral value).
+// Versions whose difference is only in operands (all_gather_v1 -> v2 made the
+// op variadic) need no row.
+struct AttributeChange {
+  const char* name;
+  Neutral value;
+};
+struct UpgradeRule {
+  const char* from;  // the older VHLO op version
+  std::vector<AttributeChange> added;
+  std::vector<AttributeChange> removed;
+};
+
+const std::vector<UpgradeRule>& UpgradeRules() {
+  static const auto* rules = [] {
+    const AttributeChange kAccuracy = {"result_accuracy", Neutral::kDefaultResultAccuracy};
+    return new std::vector<UpgradeRule>{
+        {"vhlo.collective_broadcast_v1", {{"has_dynamic_root", Neutral::kFalse}}, {}},
+        {"vhlo.custom_call_v1", {{"result_tilings", Neutral::kEmptyArray}}, {}},
+        {"vhlo.dot_general_v1",
+         {{"lhs_precision_type", Neutral::kNoneType},
+          {"rhs_precision_type", Neutral::kNoneType},
+          {"accumulation_type", Neutral::kNoneType},
+          {"lhs_component_count", Neutral::kNoneType},
+          {"rhs_component_count", Neutral::kNoneType},
+          {"num_primitive_operations", Neutral::kNoneType},
+          {"allow_imprecise_accumulation", Neutral::kNoneType}},
+         {}},
+        // v2 takes padding from its third operand only.
+        {"vhlo.dynamic_conv_v1", {}, {{"padding", Neutral::kSplatZero}}},
+        {"vhlo.dynamic_gather_v1",
+         {{"operand_batching_dims", Neutral::kEmptyTensor},
+          {"start_indices_batching_dims", Neutral::kEmptyTensor}},
+         {}},
+        {"vhlo.gather_v1",
+         {{"operand_batching_dims", Neutral::kEmptyTensor},
+          {"start_indices_batching_dims", Neutral::kEmptyTensor}},
+         {}},
+        {"vhlo.scatter_v1",
+         {{"input_batching_dims", Neutral::kEmptyTensor},
+          {"scatter_indices_batching_dims", Neutral::kEmptyTensor}},
+         {}},
+        {"vhlo.recv_v1", {{"source_target_pairs", Neutral::kEmptyTensor}}, {}},
+        {"vhlo.send_v1", {{"source_target_pairs", Neutral::kEmptyTensor}}, {}},
+        // result_accuracy (1.9.0 for exponential, 1.10.0 for the others).
+        {"vhlo.cbrt_v1", {kAccuracy}, {}},
+        {"vhlo.cosine_v1", {kAccuracy}, {}},
+        {"vhlo.exponential_minus_one_v1", {kAccuracy}, {}},
+        {"vhlo.exponential_v1", {kAccuracy}, {}},
+        {"vhlo.log_plus_one_v1", {kAccuracy}, {}},
+        {"vhlo.log_v1", {kAccuracy}, {}},
+        {"vhlo.logistic_v1", {kAccuracy}, {}},
+        {"vhlo.rsqrt_v1", {kAccuracy}, {}},
+        {"vhlo.sine_v1", {kAccuracy}, {}},
+        {"vhlo.sqrt_v1", {kAccuracy}, {}},
+        {"vhlo.tan_v1", {kAccuracy}, {}},
+        {"vhlo.tanh_v1", {kAccuracy}, {}},
+    };
+  }();
+  return *rules;
+}
+
+const UpgradeRule* FindUpgradeRule(absl::string_view from) {
+  for (const UpgradeRule& rule : UpgradeRules()) {
+    if (rule.from == from) return &rule;
+  }
+  return nullptr;
+}
+
+// ------------------------------------------------------------ Conversions
+// How one attribute of a newest-version VHLO op becomes a StableHLO one.
+enum class Form {
+  kGeneric,     // kinds map one to one (enums, structs, arrays, dicts: recursively)
+  kI64Array,    // tensor of i64 -> array<i64: ...>
+  kBoolArray,   // tensor of i1 -> array<i1: ...>
+  kSymbol,      // "name" -> @name
+  kSymbolList,  // ["a", "b"] -> [@a, @b]
+  kChannelId,   // 3 -> #stablehlo.channel_handle<handle = 3, type = 0>
+  kUnitIfTrue,  // true -> a unit attribute (false is dropped as the default)
+  kApiVersion,  // #vhlo<api_version_v1 API_VERSION_X> -> its number : i32
+};
+
+struct AttributeRule {
+  const char* name;
+  Form form = Form::kGeneric;
+  std::optional<Neutral> omit_when = std::nullopt;  // dropped when it holds this value
+};
+
+// Attributes StableHLO groups into one struct attribute.
+enum class Grouping {
+  kNone,
+  kConvDimensions,     // -> dimension_numbers = #stablehlo.conv<..>
+  kDotDimensions,      // -> dot_dimension_numbers = #stablehlo.dot<..>, algorithm
+  kGatherDimensions,   // -> dimension_numbers = #stablehlo.gather<..>
+  kScatterDimensions,  // -> scatter_dimension_numbers = #stablehlo.scatter<..>
+  kChannelHandle,      // channel_id, channel_type -> channel_handle
+};
+
+struct OpRule {
+  std::vector<std::string> ops;  // newest VHLO op versions sharing the rule
+  Grouping grouping = Grouping::kNone;
+  std::vector<AttributeRule> attributes;
+};
+
+const std::vector<OpRule>& OpRules() {
+  static const auto* rules = [] {
+    const AttributeRule kChannel = {"channel_id", Form::kChannelId, Neutral::kZero};
+    const AttributeRule kGlobalIds = {"use_global_device_ids", Form::kUnitIfTrue, Neutral::kFalse};
+    const AttributeRule kDynamicRoot = {"has_dynamic_root", Form::kUnitIfTrue, Neutral::kFalse};
+    const AttributeRule kPrecision = {"precision_config", Form::kGeneric,
+                                      Neutral::kDefaultPrecisions};
+    const std::vector<AttributeRule> kConvolution = {
+        {"window_strides", Form::kI64Array, Neutral::kSplatOne},
+        {"padding", Form::kGeneric, Neutral::kSplatZero},
+        {"lhs_dilation", Form::kI64Array, Neutral::kSplatOne},
+        {"rhs_dilation", Form::kI64Array, Neutral::kSplatOne},
+        {"window_reversal", Form::kBoolArray, Neutral::kSplatFalse},
+        kPrecision};
+    return new std::vector<OpRule>{
+        {{"vhlo.func_v1"},
+         Grouping::kNone,
+         {{"sym_visibility", Form::kGeneric, Neutral::kEmptyString},
+          {"arg_attrs", Form::kGeneric, Neutral::kEmptyArray},
+          {"res_attrs", Form::kGeneric, Neutral::kEmptyArray}}},
+        {{"vhlo.call_v1"}, Grouping::kNone, {{"callee", Form::kSymbol}}},
+        {{"vhlo.all_gather_v2", "vhlo.all_reduce_v2", "vhlo.reduce_scatter_v1"},
+         Grouping::kNone,
+         {kChannel, kGlobalIds}},
+        {{"vhlo.all_to_all_v2", "vhlo.collective_permute_v1"}, Grouping::kNone, {kChannel}},
+        {{"vhlo.collective_broadcast_v2"}, Grouping::kNone, {kChannel, kDynamicRoot}},
+        {{"vhlo.collective_reduce_v1"}, Grouping::kNone, {kChannel, kDynamicRoot, kGlobalIds}},
+        {{"vhlo.cholesky_v1"}, Grouping::kNone, {{"lower", Form::kGeneric, Neutral::kFalse}}},
+        {{"vhlo.compare_v1"},
+         Grouping::kNone,
+         {{"compare_type", Form::kGeneric, Neutral::kNoComparisonType}}},
+        {{"vhlo.composite_v2"},
+         Grouping::kNone,
+         {{"decomposition", Form::kSymbol},
+          {"composite_attributes", Form::kGeneric, Neutral::kEmptyDict},
+          {"version", Form::kGeneric, Neutral::kZero}}},
+        {{"vhlo.convolution_v1", "vhlo.dynamic_conv_v2"}, Grouping::kConvDimensions, kConvolution},
+        {{"vhlo.custom_call_v2"},
+         Grouping::kNone,
+         {{"has_side_effect", Form::kGeneric, Neutral::kFalse},
+          {"backend_config", Form::kGeneric, Neutral::kEmptyConfig},
+          {"api_version", Form::kApiVersion, Neutral::kOriginalApiVersion},
+          {"called_computations", Form::kSymbolList, Neutral::kEmptyArray},
+          {"output_operand_aliases", Form::kGeneric, Neutral::kEmptyArray},
+          {"result_tilings", Form::kGeneric, Neutral::kEmptyArray}}},
+        {{"vhlo.dot_general_v2"}, Grouping::kDotDimensions, {kPrecision}},
+        {{"vhlo.dot_v1"}, Grouping::kNone, {kPrecision}},
+        {{"vhlo.dynamic_broadcast_in_dim_v1"},
+         Grouping::kNone,
+         {{"broadcast_dimensions", Form::kI64Array},
+          {"known_expanding_dimensions", Form::kI64Array, Neutral::kEmptyTensor},
+          {"known_nonexpanding_dimensions", Form::kI64Array, Neutral::kEmptyTensor}}},
+        {{"vhlo.gather_v2", "vhlo.dynamic_gather_v2"},
+         Grouping::kGatherDimensions,
+         {{"indices_are_sorted", Form::kGeneric, Neutral::kFalse},
+          {"slice_sizes", Form::kI64Array}}},
+        {{"vhlo.infeed_v1"},
+         Grouping::kNone,
+         {{"infeed_config", Form::kGeneric, Neutral::kEmptyString},
+          {"layout", Form::kGeneric, Neutral::kEmptyArray}}},
+        {{"vhlo.outfeed_v1"},
+         Grouping::kNone,
+         {{"outfeed_config", Form::kGeneric, Neutral::kEmptyString}}},
+        {{"vhlo.send_v2", "vhlo.recv_v2"},
+         Grouping::kChannelHandle,
+         {{"is_host_transfer", Form::kGeneric, Neutral::kFalse},
+          {"source_target_pairs", Form::kGeneric, Neutral::kEmptyTensor}}},
+        {{"vhlo.reduce_window_v1"},
+         Grouping::kNone,
+         {{"window_dimensions", Form::kI64Array},
+          {"window_strides", Form::kI64Array, Neutral::kSplatOne},
+          {"base_dilations", Form::kI64Array, Neutral::kSplatOne},
+          {"window_dilations", Form::kI64Array, Neutral::kSplatOne},
+          {"padding", Form::kGeneric, Neutral::kSplatZero}}},
+        {{"vhlo.scatter_v2"},
+         Grouping::kScatterDimensions,
+         {{"indices_are_sorted", Form::kGeneric, Neutral::kFalse},
+          {"unique_indices", Form::kGeneric, Neutral::kFalse}}},
+        {{"vhlo.select_and_scatter_v1"},
+         Grouping::kNone,
+         {{"window_dimensions", Form::kI64Array},
+          {"window_strides", Form::kI64Array, Neutral::kSplatOne},
+          {"padding", Form::kGeneric, Neutral::kSplatZero}}},
+        {{"vhlo.sort_v1"},
+         Grouping::kNone,
+         {{"dimension", Form::kGeneric, Neutral::kMinusOne},
+          {"is_stable", Form::kGeneric, Neutral::kFalse}}},
+        {{"vhlo.cbrt_v2", "vhlo.cosine_v2", "vhlo.exponential_v2", "vhlo.exponential_minus_one_v2",
+          "vhlo.log_v2", "vhlo.log_plus_one_v2", "vhlo.logistic_v2", "vhlo.rsqrt_v2",
+          "vhlo.sine_v2", "vhlo.sqrt_v2", "vhlo.tan_v2", "vhlo.tanh_v2"},
+         Grouping::kNone,
+         {{"result_accuracy", Form::kGeneric, Neutral::kDefaultResultAccuracy}}},
+        {{"vhlo.broadcast_in_dim_v1"},
+         Grouping::kNone,
+         {{"broadcast_dimensions", Form::kI64Array}}},
+        {{"vhlo.broadcast_v1"}, Grouping::kNone, {{"broadcast_sizes", Form::kI64Array}}},
+        {{"vhlo.dynamic_slice_v1"}, Grouping::kNone, {{"slice_sizes", Form::kI64Array}}},
+        {{"vhlo.fft_v1"}, Grouping::kNone, {{"fft_length", Form::kI64Array}}},
+        {{"vhlo.pad_v1"},
+         Grouping::kNone,
+         {{"edge_padding_low", Form::kI64Array},
+          {"edge_padding_high", Form::kI64Array},
+          {"interior_padding", Form::kI64Array}}},
+        {{"vhlo.reverse_v1", "vhlo.reduce_v1", "vhlo.map_v1"},
+         Grouping::kNone,
+         {{"dimensions", Form::kI64Array}}},
+        {{"vhlo.slice_v1"},
+         Grouping::kNone,
+         {{"start_indices", Form::kI64Array},
+          {"limit_indices", Form::kI64Array},
+          {"strides", Form::kI64Array}}},
+        {{"vhlo.transpose_v1"}, Grouping::kNone, {{"permutation", Form::kI64Array}}},
+    };
+  }();
+  return *rules;
+}
+
+const OpRule* FindOpRule(absl::string_view vhlo_name) {
+  static const auto* index = [] {
+    auto* map = new absl::flat_hash_map<std::string, const OpRule*>();
+    for (const OpRule& rule : OpRules()) {
+      for (const std::string& op : rule.ops) (*map)[op] = &rule;
+    }
+    return map;
+  }();
+  auto it = index->find(vhlo_name);
+  return it == index->end() ? nullptr : it->second;
+}
+
+// VHLO enum mnemonics ("comparison_direction_v1") -> StableHLO enum names.
+struct EnumRow {
+  const char* vhlo;
+  const char* stablehlo;   // "#stablehlo<NAME VALUE>" unless `as_struct`
+  bool as_struct = false;  // "#stablehlo.NAME<VALUE>"
+};
+constexpr EnumRow kEnums[] = {
+    {"comparison_direction_v1", "comparison_direction"},
+    {"comparison_type_v1", "comparison_type"},
+    {"fft_type_v1", "fft_type"},
+    {"precision_v1", "precision"},
+    {"rng_algorithm_v1", "rng_algorithm"},
+    {"rng_distribution_v1", "rng_distribution"},
+    {"transpose_v1", "transpose"},
+    {"result_accuracy_mode_v1", "result_accuracy_mode", true},
+};
+
+// custom_call's api_version: VHLO keeps the enum, StableHLO its number (i32).
+constexpr std::pair<const char*, int> kApiVersions[] = {
+    {"API_VERSION_UNSPECIFIED", 0},      {"API_VERSION_ORIGINAL", 1},
+    {"API_VERSION_STATUS_RETURNING", 2}, {"API_VERSION_STATUS_RETURNING_UNIFIED", 3},
+    {"API_VERSION_TYPED_FFI", 4},
+};
+
+Attribute IntList(const std::vector<int64_t>& values) {
+  Attribute list;
+  list.kind = Kind::kArray;
+  for (int64_t v : values) list.elements.push_back(Attribute::Int(v));
+  return list;
+}
+
+Attribute Struct(std::string name, std::vector<NamedAttribute> fields) {
+  Attribute a;
+  a.kind = Kind::kStruct;
+  a.name = std::move(name);
+  a.fields = std::move(fields);
+  return a;
+}
+
+// --------------------------------------------------------------- Upgrader
+class Upgrader {
+ public:
+  explicit Upgrader(Version producer) : producer_(producer) {}
+
+  absl::StatusOr<OwningOp> Run(const Operation& module) {
+    RETURN_IF_ERROR(CheckRegistered(module));
+    if (!InWindow(producer_)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("artifact produced by StableHLO ", producer_.ToString(),
+                       " is outside the supported window ", Version::Minimum().ToString(), "..",
+                       Version::Current().ToString()));
+    }
+    ASSIGN_OR_RETURN(OwningOp out, ConvertOp(module, nullptr));
+    for (const auto& [op, index, old_value] : forward_operands_) {
+      auto it = values_.find(old_value);
+      if (it == values_.end()) {
+        return Error(
+            absl::StrCat("operand %", old_value->name, " of '", op->name, "' is not defined"));
+      }
+      op->operands[index] = it->second;
+    }
+    for (const auto& [op, index, old_block] : forward_successors_) {
+      auto it = blocks_.find(old_block);
+      if (it == blocks_.end()) return Error(absl::StrCat("successor of '", op->name, "' unknown"));
+      op->successors[index] = it->second;
+    }
+    return out;
+  }
+
+ private:
+  absl::Status Error(absl::string_view what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " (artifact produced by StableHLO_v", producer_.ToString(), ")"));
+  }
+
+  // Every VHLO op must be in the table; reported before anything else.
+  absl::Status CheckRegistered(const Operation& op) const {
+    if (absl::StartsWith(op.name, "vhlo.") && FindOpVersion(op.name) == nullptr) {
+      return absl::NotFoundError(absl::StrCat("unregistered operation '", op.name,
+                                              "' (artifact produced by StableHLO_v",
+                                              producer_.ToString(), ")"));
+    }
+    for (const auto& region : op.regions) {
+      for (const auto& block : region->blocks) {
+        for (const auto& inner : block->operations) {
+          RETURN_IF_ERROR(CheckRegistered(*inner));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---------------------------------------------------------------- types
+  absl::StatusOr<std::string> ConvertElement(const std::string& element,
+                                             absl::string_view where) const {
+    const VersionedElement* row = FindVersionedType(element);
+    if (row == nullptr && absl::StartsWith(element, "memref")) row = FindVersionedType("memref");
+    if (row == nullptr && absl::StartsWith(element, "!stablehlo.future")) {
+      row = FindVersionedType("!stablehlo.future");
+    }
+    if (row == nullptr && absl::StartsWith(element, "!quant.uniform") &&
+        absl::StrContains(element, "{")) {
+      row = FindVersionedType("!quant.uniform (per axis)");
+    }
+    if (row != nullptr && producer_ < row->min) {
+      return Error(absl::StrCat("type ", element, " (!vhlo.", row->vhlo_name, ") in ", where,
+                                " exists from StableHLO ", row->min.ToString(), " on"));
+    }
+    return element;
+  }
+
+  absl::StatusOr<Type> ConvertType(const Type& type, absl::string_view where) const {
+    Type out = type;
+    if (!type.element.empty()) {
+      ASSIGN_OR_RETURN(std::string element, ConvertElement(type.element, where));
+      out.element = element;
+    }
+    // VHLO's #vhlo.type_extensions_v1 is StableHLO's #stablehlo.type_extensions.
+    absl::string_view bounds = out.encoding;
+    if (absl::ConsumePrefix(&bounds, "#stablehlo.bounds<") && absl::ConsumeSuffix(&bounds, ">")) {
+      out.encoding = absl::StrCat("#stablehlo.type_extensions<bounds = [", bounds, "]>");
+    }
+    for (Type& t : out.elements) {
+      ASSIGN_OR_RETURN(Type c, ConvertType(t, where));
+      t = std::move(c);
+    }
+    for (Type& t : out.results) {
+      ASSIGN_OR_RETURN(Type c, ConvertType(t, where));
+      t = std::move(c);
+    }
+    return out;
+  }
+
+  // ----------------------------------------------------------- attributes
+  absl::Status CheckAttributeVersion(absl::string_view vhlo_name, absl::string_view where) const {
+    const VersionedElement* row = FindVersionedAttribute(vhlo_name);
+    if (row != nullptr && producer_ < row->min) {
+      return Error(absl::StrCat("attribute #vhlo.", row->vhlo_name, " in ", where,
+                                " exists from StableHLO ", row->min.ToString(), " on"));
+    }
+    return absl::OkStatus();
+  }
+
+  // VHLO attribute kinds map one to one onto StableHLO/builtin ones.
+  absl::StatusOr<Attribute> ConvertGeneric(const Attribute& a, absl::string_view where) const {
+    Attribute out = a;
+    switch (a.kind) {
+      case Kind::kArray:
+      case Kind::kDict:
+        for (Attribute& e : out.elements) {
+          ASSIGN_OR_RETURN(Attribute c, ConvertGeneric(e, where));
+          e = std::move(c);
+        }
+        for (NamedAttribute& f : out.fields) {
+          ASSIGN_OR_RETURN(Attribute c, ConvertGeneric(f.second, where));
+          f.second = std::move(c);
+        }
+        return out;
+      case Kind::kType:
+      case Kind::kDense:
+      case Kind::kDenseResource: {
+        ASSIGN_OR_RETURN(Type t, ConvertType(a.type, where));
+        out.type = std::move(t);
+        return out;
+      }
+      case Kind::kEnum:
+        return ConvertEnum(a, where);
+      case Kind::kStruct:
+        return ConvertStruct(a, where);
+      case Kind::kOpaque:
+        if (absl::StartsWith(a.text, "#vhlo")) {
+          return Error(absl::StrCat("unknown VHLO attribute ", a.text, " in ", where));
+        }
+        return out;
+      default:
+        return out;
+    }
+  }
+
+  absl::StatusOr<Attribute> ConvertEnum(const Attribute& a, absl::string_view where) const {
+    for (const EnumRow& row : kEnums) {
+      if (a.name != row.vhlo) continue;
+      RETURN_IF_ERROR(CheckAttributeVersion(row.vhlo, where));
+      if (!row.as_struct) return Attribute::Enum(absl::StrCat("stablehlo.", row.stablehlo), a.text);
+      Attribute s = Struct(absl::StrCat("stablehlo.", row.stablehlo), {});
+      s.text = a.text;
+      s.raw = a.text;
+      return s;
+    }
+    if (absl::EndsWith(a.name, "_v1") || absl::StartsWith(a.name, "vhlo")) {
+      return Error(
+          absl::StrCat("unknown VHLO attribute #vhlo<", a.name, " ", a.text, "> in ", where));
+    }
+    return a;  // another dialect's enum
+  }
+
+  absl::StatusOr<Attribute> ConvertStruct(const Attribute& a, absl::string_view where) const {
+    if (!absl::StartsWith(a.name, "vhlo.")) return a;  // another dialect's attribute
+    RETURN_IF_ERROR(CheckAttributeVersion(a.name, where));
+    auto field = [&](absl::string_view key) -> absl::StatusOr<const Attribute*> {
+      const Attribute* f = a.Field(key);
+      if (f == nullptr) {
+        return Error(absl::StrCat("#", a.name, " in ", where, " lacks '", key, "'"));
+      }
+      return f;
+    };
+    auto ints = [](const Attribute& f) {
+      std::vector<int64_t> v = f.ints;
+      for (const Attribute& e : f.elements) v.push_back(e.int_value);
+      return v;
+    };
+    if (a.name == "vhlo.output_operand_alias_v1") {
+      absl::StatusOr<const Attribute*> out_indices = field("outputTupleIndices");
+      absl::StatusOr<const Attribute*> operand = field("operandIndex");
+      absl::StatusOr<const Attribute*> in_indices = field("operandTupleIndices");
+      if (!out_indices.ok()) return out_indices.status();
+      if (!operand.ok()) return operand.status();
+      if (!in_indices.ok()) return in_indices.status();
+      return Struct("stablehlo.output_operand_alias",
+                    {{"output_tuple_indices", IntList(ints(**out_indices))},
+                     {"operand_index", Attribute::Int((*operand)->int_value)},
+                     {"operand_tuple_indices", IntList(ints(**in_indices))}});
+    }
+    if (a.name == "vhlo.result_accuracy_v1") {
+      std::vector<NamedAttribute> fields;
+      for (const char* key : {"atol", "rtol", "ulps", "mode"}) {
+        ASSIGN_OR_RETURN(const Attribute* f, field(key));
+        ASSIGN_OR_RETURN(Attribute c, ConvertGeneric(*f, where));
+        fields.emplace_back(key, std::move(c));
+      }
+      return Struct("stablehlo.result_accuracy", std::move(fields));
+    }
+    if (a.name == "vhlo.replica_group_mesh_axes_v1") {
+      absl::StatusOr<const Attribute*> mesh = field("mesh");
+      absl::StatusOr<const Attribute*> axes = field("axes");
+      if (!mesh.ok()) return mesh.status();
+      if (!axes.ok()) return axes.status();
+      Attribute symbol;
+      symbol.kind = Kind::kSymbol;
+      symbol.text = (*mesh)->text;
+      ASSIGN_OR_RETURN(Attribute axis_list, ConvertGeneric(**axes, where));
+      return Struct("stablehlo.replica_group_mesh_axes",
+                    {{"mesh", symbol}, {"axes", std::move(axis_list)}});
+    }
+    if (a.name == "vhlo.axis_ref_v1") {
+      ASSIGN_OR_RETURN(const Attribute* name, field("name"));
+      std::vector<NamedAttribute> fields = {{"name", *name}};
+      if (const Attribute* sub = a.Field("sub_axis_info")) {
+        const Attribute* pre = sub->Field("pre_size");
+        const Attribute* size = sub->Field("size");
+        if (pre == nullptr || size == nullptr) {
+          return Error(absl::StrCat("#vhlo.sub_axis_info_v1 in ", where, " is incomplete"));
+        }
+        Attribute info;
+        info.kind = Kind::kOpaque;  // the text reader keeps "(pre_size)size"
+        info.text = absl::StrCat("(", pre->int_value, ")", size->int_value);
+        fields.emplace_back("sub_axis_info", std::move(info));
+      }
+      return Struct("stablehlo.axis_ref", std::move(fields));
+    }
+    return Error(absl::StrCat("unknown VHLO attribute #", a.name, " in ", where));
+  }
+
+  absl::StatusOr<Attribute> ConvertByForm(const Attribute& a, Form form,
+                                          absl::string_view where) const {
+    auto dense_ints = [&](absl::string_view what) -> absl::StatusOr<std::vector<int64_t>> {
+      if (a.kind == Kind::kDenseArray) return a.ints;
+      if (a.kind != Kind::kDense || a.literal == nullptr) {
+        return Error(absl::StrCat(where, ": expected a tensor for ", what));
+      }
+      std::vector<int64_t> v(a.literal->element_count());
+      for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) v[i] = a.literal->GetInt(i);
+      return v;
+    };
+    switch (form) {
+      case Form::kGeneric:
+        return ConvertGeneric(a, where);
+      case Form::kI64Array: {
+        ASSIGN_OR_RETURN(std::vector<int64_t> v, dense_ints("array<i64>"));
+        return Attribute::I64Array(std::move(v));
+      }
+      case Form::kBoolArray: {
+        ASSIGN_OR_RETURN(std::vector<int64_t> v, dense_ints("array<i1>"));
+        return Attribute::BoolArray(std::vector<bool>(v.begin(), v.end()));
+      }
+      case Form::kSymbol: {
+        if (a.kind != Kind::kString && a.kind != Kind::kSymbol) {
+          return Error(absl::StrCat(where, ": expected a symbol name"));
+        }
+        Attribute s;
+        s.kind = Kind::kSymbol;
+        s.text = a.text;
+        return s;
+      }
+      case Form::kSymbolList: {
+        if (a.kind != Kind::kArray) return Error(absl::StrCat(where, ": expected a list"));
+        Attribute list = a;
+        for (Attribute& e : list.elements) {
+          ASSIGN_OR_RETURN(Attribute s, ConvertByForm(e, Form::kSymbol, where));
+          e = std::move(s);
+        }
+        return list;
+      }
+      case Form::kChannelId:
+        if (a.kind != Kind::kInteger) return Error(absl::StrCat(where, ": expected an integer"));
+        return Struct("stablehlo.channel_handle",
+                      {{"handle", Attribute::Int(a.int_value)}, {"type", Attribute::Int(0)}});
+      case Form::kUnitIfTrue: {
+        Attribute unit;
+        unit.kind = Kind::kUnit;
+        return unit;
+      }
+      case Form::kApiVersion:
+        for (const auto& [name, number] : kApiVersions) {
+          if (a.kind == Kind::kEnum && a.text == name) return Attribute::Int(number, "i32");
+        }
+        return Error(absl::StrCat(where, ": unknown custom call API version '", a.text, "'"));
+    }
+    return a;
+  }
+
+  // Builds the grouped struct attribute(s) and removes their parts from `attrs`.
+  absl::Status Group(Grouping grouping, std::vector<NamedAttribute>& attrs,
+                     std::vector<NamedAttribute>& out, absl::string_view where) const {
+    auto take = [&](absl::string_view key) -> absl::StatusOr<Attribute> {
+      for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+        if (it->first == key) {
+          Attribute a = std::move(it->second);
+          attrs.erase(it);
+          return a;
+        }
+      }
+      return Error(absl::StrCat(where, " lacks attribute '", key, "'"));
+    };
+    auto take_ints = [&](absl::string_view key) -> absl::StatusOr<std::vector<int64_t>> {
+      ASSIGN_OR_RETURN(Attribute a, take(key));
+      ASSIGN_OR_RETURN(Attribute array, ConvertByForm(a, Form::kI64Array, where));
+      return array.ints;
+    };
+    auto take_int = [&](absl::string_view key) -> absl::StatusOr<int64_t> {
+      ASSIGN_OR_RETURN(Attribute a, take(key));
+      if (a.kind != Kind::kInteger)
+        return Error(absl::StrCat(where, ": '", key, "' not an integer"));
+      return a.int_value;
+    };
+    switch (grouping) {
+      case Grouping::kNone:
+        return absl::OkStatus();
+      case Grouping::kConvDimensions: {
+        ASSIGN_OR_RETURN(auto in_batch, take_int("input_batch_dimension"));
+        ASSIGN_OR_RETURN(auto in_feature, take_int("input_feature_dimension"));
+        ASSIGN_OR_RETURN(auto in_spatial, take_ints("input_spatial_dimensions"));
+        ASSIGN_OR_RETURN(auto k_in, take_int("kernel_input_feature_dimension"));
+        ASSIGN_OR_RETURN(auto k_out, take_int("kernel_output_feature_dimension"));
+        ASSIGN_OR_RETURN(auto k_spatial, take_ints("kernel_spatial_dimensions"));
+        ASSIGN_OR_RETURN(auto out_batch, take_int("output_batch_dimension"));
+        ASSIGN_OR_RETURN(auto out_feature, take_int("output_feature_dimension"));
+        ASSIGN_OR_RETURN(auto out_spatial, take_ints("output_spatial_dimensions"));
+        // [b, 0, 1, f]: each position names the dimension it holds.
+        auto layout = [&](int64_t first, const char* first_name, int64_t second,
+                          const char* second_name,
+                          const std::vector<int64_t>& spatial) -> absl::StatusOr<std::string> {
+          const int64_t rank = static_cast<int64_t>(spatial.size()) + 2;
+          std::vector<std::string> slots(rank);
+          auto put = [&](int64_t pos, std::string name) {
+            if (pos < 0 || pos >= rank || !slots[pos].empty()) return false;
+            slots[pos] = std::move(name);
+            return true;
+          };
+          bool ok = put(first, first_name) && put(second, second_name);
+          for (size_t i = 0; ok && i < spatial.size(); ++i) ok = put(spatial[i], absl::StrCat(i));
+          if (!ok) return Error(absl::StrCat(where, ": inconsistent convolution dimensions"));
+          return absl::StrCat("[", absl::StrJoin(slots, ", "), "]");
+        };
+        ASSIGN_OR_RETURN(auto input, layout(in_batch, "b", in_feature, "f", in_spatial));
+        ASSIGN_OR_RETURN(auto kernel, layout(k_in, "i", k_out, "o", k_spatial));
+        ASSIGN_OR_RETURN(auto output, layout(out_batch, "b", out_feature, "f", out_spatial));
+        Attribute conv = Struct("stablehlo.conv", {});
+        conv.raw = absl::StrCat(input, "x", kernel, "->", output);
+        out.emplace_back("dimension_numbers", std::move(conv));
+        return absl::OkStatus();
+      }
+      case Grouping::kDotDimensions: {
+        // StableHLO prints #stablehlo.dot fields in this order.
+        std::vector<NamedAttribute> fields;
+        for (const char* key : {"lhs_batching_dimensions", "rhs_batching_dimensions",
+                                "lhs_contracting_dimensions", "rhs_contracting_dimensions"}) {
+          ASSIGN_OR_RETURN(auto dims, take_ints(key));
+          fields.emplace_back(key, IntList(dims));
+        }
+        out.emplace_back("dot_dimension_numbers", Struct("stablehlo.dot", std::move(fields)));
+        // #stablehlo.dot_algorithm: all seven present, or (all none) no algorithm.
+        std::vector<NamedAttribute> algorithm;
+        int none = 0;
+        for (const char* key : {"lhs_precision_type", "rhs_precision_type", "accumulation_type",
+                                "lhs_component_count", "rhs_component_count",
+                                "num_primitive_operations", "allow_imprecise_accumulation"}) {
+          ASSIGN_OR_RETURN(auto part, take(key));
+          if (IsNeutral(part, Neutral::kNoneType)) {
+            ++none;
+            continue;
+          }
+          ASSIGN_OR_RETURN(auto converted, ConvertGeneric(part, where));
+          algorithm.emplace_back(key, std::move(converted));
+        }
+        if (none != 0 && none != 7) {
+          return Error(absl::StrCat(where, ": dot algorithm is partly unset"));
+        }
+        if (none == 0) out.emplace_back("algorithm", Struct("stablehlo.dot_algorithm", algorithm));
+        return absl::OkStatus();
+      }
+      case Grouping::kGatherDimensions:
+      case Grouping::kScatterDimensions: {
+        const bool gather = grouping == Grouping::kGatherDimensions;
+        static const char* kGather[] = {"offset_dims", "collapsed_slice_dims",
+                                        "operand_batching_dims", "start_indices_batching_dims",
+                                        "start_index_map"};
+        static const char* kScatter[] = {"update_window_dims", "inserted_window_dims",
+                                         "input_batching_dims", "scatter_dims_to_operand_dims",
+                                         "scatter_indices_batching_dims"};
+        std::vector<NamedAttribute> fields;
+        for (const char* key : gather ? kGather : kScatter) {
+          ASSIGN_OR_RETURN(auto dims, take_ints(key));
+          fields.emplace_back(key, IntList(dims));
+        }
+        ASSIGN_OR_RETURN(auto index_vector_dim, take_int("index_vector_dim"));
+        fields.emplace_back("index_vector_dim", Attribute::Int(index_vector_dim));
+        out.emplace_back(gather ? "dimension_numbers" : "scatter_dimension_numbers",
+                         Struct(gather ? "stablehlo.gather" : "stablehlo.scatter", fields));
+        return absl::OkStatus();
+      }
+      case Grouping::kChannelHandle: {
+        ASSIGN_OR_RETURN(auto handle, take_int("channel_id"));
+        ASSIGN_OR_RETURN(auto type, take_int("channel_type"));
+        out.emplace_back("channel_handle",
+                         Struct("stablehlo.channel_handle", {{"handle", Attribute::Int(handle)},
+                                                             {"type", Attribute::Int(type)}}));
+        return absl::OkStatus();
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // VHLO op (newest version) attributes -> StableHLO attributes.
+  absl::StatusOr<std::vector<NamedAttribute>> ConvertAttributes(const std::string& vhlo_name,
+                                                                std::vector<NamedAttribute> attrs,
+                                                                absl::string_view where) const {
+    std::vector<NamedAttribute> out;
+    const OpRule* rule = FindOpRule(vhlo_name);
+    if (rule != nullptr) RETURN_IF_ERROR(Group(rule->grouping, attrs, out, where));
+    // custom_call keeps operand/result layouts unless both are empty.
+    if (vhlo_name == "vhlo.custom_call_v2") {
+      const Attribute* operands = nullptr;
+      const Attribute* results = nullptr;
+      for (const NamedAttribute& a : attrs) {
+        if (a.first == "operand_layouts") operands = &a.second;
+        if (a.first == "result_layouts") results = &a.second;
+      }
+      if (operands != nullptr && results != nullptr && IsNeutral(*operands, Neutral::kEmptyArray) &&
+          IsNeutral(*results, Neutral::kEmptyArray)) {
+        std::erase_if(attrs, [](const NamedAttribute& a) {
+          return a.first == "operand_layouts" || a.first == "result_layouts";
+        });
+      }
+    }
+    for (NamedAttribute& a : attrs) {
+      const AttributeRule* attr_rule = nullptr;
+      if (rule != nullptr) {
+        for (const AttributeRule& r : rule->attributes) {
+          if (a.first == r.name) attr_rule = &r;
+        }
+      }
+      const std::string context = absl::StrCat("'", a.first, "' of ", where);
+      if (attr_rule == nullptr) {
+        ASSIGN_OR_RETURN(Attribute c, ConvertGeneric(a.second, context));
+        out.emplace_back(a.first, std::move(c));
+        continue;
+      }
+      if (attr_rule->omit_when.has_value() && IsNeutral(a.second, *attr_rule->omit_when)) continue;
+      ASSIGN_OR_RETURN(Attribute c, ConvertByForm(a.second, attr_rule->form, context));
+      // StableHLO names the channel by its handle.
+      out.emplace_back(attr_rule->form == Form::kChannelId ? "channel_handle" : a.first,
+                       std::move(c));
+    }
+    return out;
+  }
+
+  // Applies upgrade rules until `op` is the newest version of its op.
+  absl::StatusOr<const OpVersion*> Upgrade(const OpVersion* op,
+                                           std::vector<NamedAttribute>& attrs) const {
+    const OpVersion* latest = LatestVersionOf(*op);
+    while (op != latest) {
+      const OpVersion* next = nullptr;
+      for (const OpVersion* candidate : OpVersionsOf(op->target_name)) {
+        if (candidate->version == op->version + 1) next = candidate;
+      }
+      if (next == nullptr) {
+        return Error(absl::StrCat("no upgrade from '", op->vhlo_name, "'"));
+      }
+      if (const UpgradeRule* rule = FindUpgradeRule(op->vhlo_name)) {
+        for (const AttributeChange& removed : rule->removed) {
+          auto it = std::find_if(attrs.begin(), attrs.end(),
+                                 [&](const NamedAttribute& a) { return a.first == removed.name; });
+          if (it == attrs.end()) continue;
+          if (!IsNeutral(it->second, removed.value)) {
+            return Error(absl::StrCat("cannot upgrade '", op->vhlo_name, "' to '", next->vhlo_name,
+                                      "': attribute '", removed.name,
+                                      "' has a value the newer version cannot express"));
+          }
+          attrs.erase(it);
+        }
+        for (const AttributeChange& added : rule->added) {
+          bool present = std::any_of(attrs.begin(), attrs.end(), [&](const NamedAttribute& a) {
+            return a.first == added.name;
+          });
+          if (!present) attrs.emplace_back(added.name, MakeNeutral(added.value));
+        }
+      }
+      op = next;
+    }
+    return op;
+  }
+
+  // ------------------------------------------------------------ structure
+  absl::StatusOr<OwningOp> ConvertOp(const Operation& op, const Operation* parent) {
+    auto out = std::make_unique<Operation>();
+    out->loc = op.loc;
+    std::vector<NamedAttribute> attrs = op.attributes;
+    std::string where = absl::StrCat("'", op.name, "'");
+    std::string vhlo_name = op.name;
+    if (absl::StartsWith(op.name, "vhlo.")) {
+      absl::StatusOr<const OpVersion*> row = LookupOpVersion(op.name);
+      if (!row.ok()) return Error(row.status().message());
+      if (absl::Status legal = CheckOpLegalAt(**row, producer_); !legal.ok()) {
+        return Error(legal.message());
+      }
+      ASSIGN_OR_RETURN(const OpVersion* latest, Upgrade(*row, attrs));
+      vhlo_name = latest->vhlo_name;
+      out->name = latest->target_name;
+      if (vhlo_name == "vhlo.return_v1" && parent != nullptr && parent->name == "vhlo.func_v1") {
+        out->name = "func.return";
+      }
+    } else {
+      out->name = op.name;
+    }
+    absl::StatusOr<std::vector<NamedAttribute>> converted =
+        ConvertAttributes(vhlo_name, std::move(attrs), where);
+    if (!converted.ok()) return converted.status();
+    out->attributes = *std::move(converted);
+
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      auto it = values_.find(op.operands[i]);
+      if (it != values_.end()) {
+        out->operands.push_back(it->second);
+      } else {
+        out->operands.push_back(nullptr);
+        forward_operands_.emplace_back(out.get(), i, op.operands[i]);
+      }
+    }
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      auto value = std::make_unique<Value>(*op.results[i]);
+      ASSIGN_OR_RETURN(Type type, ConvertType(value->type, where));
+      value->type = std::move(type);
+      value->defining_op = out.get();
+      value->owner = nullptr;
+      values_[op.results[i].get()] = value.get();
+      out->results.push_back(std::move(value));
+    }
+    for (size_t i = 0; i < op.successors.size(); ++i) {
+      out->successors.push_back(nullptr);
+      forward_successors_.emplace_back(out.get(), i, op.successors[i]);
+    }
+    for (const auto& region : op.regions) {
+      auto new_region = std::make_unique<Region>();
+      // Blocks (and their arguments) first: successors and later uses refer to them.
+      for (const auto& block : region->blocks) {
+        auto new_block = std::make_unique<Block>();
+        new_block->label = block->label;
+        new_block->parent = out.get();
+        for (const auto& arg : block->arguments) {
+          auto value = std::make_unique<Value>(*arg);
+          ASSIGN_OR_RETURN(Type type, ConvertType(value->type, where));
+          value->type = std::move(type);
+          value->owner = new_block.get();
+          value->defining_op = nullptr;
+          values_[arg.get()] = value.get();
+          new_block->arguments.push_back(std::move(value));
+        }
+        blocks_[block.get()] = new_block.get();
+        new_region->blocks.push_back(std::move(new_block));
+      }
+      for (size_t b = 0; b < region->blocks.size(); ++b) {
+        for (const auto& inner : region->blocks[b]->operations) {
+          ASSIGN_OR_RETURN(OwningOp converted_op, ConvertOp(*inner, &op));
+          new_region->blocks[b]->operations.push_back(std::move(converted_op));
+        }
+      }
+      out->regions.push_back(std::move(new_region));
+    }
+    return out;
+  }
+
+  Version producer_;
+  absl::flat_hash_map<const Value*, Value*> values_;
+  absl::flat_hash_map<const Block*, Block*> blocks_;
+  std::vector<std::tuple<Operation*, size_t, const Value*>> forward_operands_;
+  std::vector<std::tuple<Operation*, size_t, const Block*>> forward_successors_;
+};
+
+}  // namespace
+
+absl::StatusOr<OwningOp> VhloToStablehlo(const Operation& vhlo_module, const Version& producer) {
+  return Upgrader(producer).Run(vhlo_module);
+}
+
+absl::StatusOr<OwningOp> DeserializePortableArtifact(absl::string_view bytes,
+                                                     const std::string& filename) {
+  BytecodeInfo info;
+  ASSIGN_OR_RETURN(OwningOp module, ReadBytecode(bytes, filename, &info));
+  absl::StatusOr<Version> producer = ParseProducer(info.producer);
+  if (!producer.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(filename, ": ", producer.status().message()));
+  }
+  absl::StatusOr<OwningOp> upgraded = VhloToStablehlo(*module, *producer);
+  if (!upgraded.ok()) {
+    return absl::Status(upgraded.status().code(),
+                        absl::StrCat(filename, ": ", upgraded.status().message()));
+  }
+  return upgraded;
+}
+
+}  // namespace xlite::vhlo
