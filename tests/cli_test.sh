@@ -122,6 +122,24 @@ check "XLA_FLAGS dumps: XLA's file names, one snapshot per pass" $?
   ! grep -q dead "$tmp/out.txt"
 check "opt --pipeline=simplify" $?
 
+cat > "$tmp/acc.mlir" <<'EOF'
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = "stablehlo.exponential"(%arg0) {
+    result_accuracy = #stablehlo.result_accuracy<atol = 1.000000e-5, rtol = 0.000000e+00, ulps = 1, mode = #stablehlo.result_accuracy_mode<TOLERANCE>>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  func.return %0 : tensor<8xf32>
+}
+EOF
+"$XLITE" translate --serialize --target=1.8.0 "$tmp/acc.mlir" -o "$tmp/acc.mlir.bc" 2> "$tmp/err.txt"
+[ $? -eq 1 ] && [ ! -e "$tmp/acc.mlir.bc" ] &&
+  grep -q "stablehlo.exponential: attribute 'result_accuracy' with a non-default value needs vhlo.exponential_v2 (StableHLO >= 1.9.0); target 1.8.0 only has vhlo.exponential_v1" "$tmp/err.txt"
+check "serialize: a downgrade the target cannot express fails naming op, attribute, versions; no file" $?
+"$XLITE" translate --serialize --target=1.9.0 "$tmp/acc.mlir" -o "$tmp/acc.mlir.bc" &&
+  "$XLITE" translate "$tmp/acc.mlir.bc" | grep -q 'result_accuracy = #stablehlo.result_accuracy<atol = 1.000000e-05'
+check "serialize at 1.9.0 keeps result_accuracy" $?
+"$XLITE" translate --serialize --target=0.8.0 "$tmp/acc.mlir" 2>&1 | grep -q "outside the supported window 0.9.0 to 1.20.0"
+check "serialize: target outside the window is refused" $?
+
 # StableHLO portable artifacts (VHLO bytecode), when the shared corpus is there.
 VHLO="$ROOT/../shared/corpus/vhlo"
 if [ -d "$VHLO" ]; then
@@ -141,6 +159,10 @@ if [ -d "$VHLO" ]; then
   check "run accepts .mlir.bc" $?
   "$XLITE" opt --pipeline=simplify "$VHLO/vhlo_emit_version_api.1_1_0.mlir.bc" | grep -q 'add('
   check "opt accepts .mlir.bc" $?
+  "$XLITE" translate --serialize --target=1.4.0 "$VHLO/stablehlo_legalize_to_vhlo.0_9_0.mlir" -o "$tmp/a.mlir.bc" &&
+    "$XLITE" translate --deserialize "$tmp/a.mlir.bc" > "$tmp/de.txt" &&
+    "$XLITE" translate "$VHLO/stablehlo_legalize_to_vhlo.0_9_0.mlir" | cmp -s - "$tmp/de.txt"
+  check "translate --serialize --target=1.4.0 round trip" $?
 else
   echo "SKIPPED LOUDLY: no VHLO corpus at $VHLO (portable-artifact CLI checks)"
 fi

@@ -26,6 +26,7 @@
 #include "xlite/text/printer.h"
 #include "xlite/verify/verifier.h"
 #include "xlite/vhlo/bytecode_reader.h"
+#include "xlite/vhlo/bytecode_writer.h"
 #include "xlite/vhlo/upgrade.h"
 
 namespace {
@@ -55,6 +56,9 @@ commands:
              --deserialize                 read a StableHLO portable artifact (VHLO bytecode,
                                            .mlir.bc: implied) and print it as StableHLO text
              --print-stablehlo-version     ... first printing the artifact's producer version
+             --serialize [--target=V] [-o OUT.mlir.bc]   write a portable artifact (VHLO
+                                           bytecode) at V = X.Y.Z, current (default) or minimum,
+                                           downgrading ops; fails naming what V cannot express
   run        evaluate a module with the reference interpreter
              --backend=interpreter         (the only backend so far)
              --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
@@ -238,12 +242,55 @@ int RunOpt(std::vector<std::string> args) {
   return 0;
 }
 
+// StableHLO text (or an artifact, re-targeted) to a portable artifact at
+// `target`; written to a temporary name and renamed, so a failed run leaves
+// no half-written file.
+int Serialize(const std::string& text, const std::string& label, const std::string& target,
+              const std::string& output) {
+  absl::StatusOr<xlite::vhlo::Version> version = xlite::vhlo::Version::Parse(target);
+  if (!version.ok()) return Fail(absl::StrCat("--target: ", version.status().message()));
+  if (!xlite::vhlo::InWindow(*version)) {
+    return Fail(absl::StrCat("--target=", target, " is outside the supported window ",
+                             xlite::vhlo::Version::Minimum().ToString(), " to ",
+                             xlite::vhlo::Version::Current().ToString()));
+  }
+  absl::StatusOr<xlite::mlir::OwningOp> program =
+      xlite::vhlo::IsBytecode(text) ? xlite::vhlo::DeserializePortableArtifact(text, label)
+                                    : xlite::mlir::ParseMlir(text, label);
+  absl::StatusOr<std::string> bytes =
+      program.ok() ? xlite::vhlo::SerializePortableArtifact(**program, *version) : program.status();
+  if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
+  if (output.empty() || output == "-") {
+    std::cout.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+    return 0;
+  }
+  const std::string tmp = output + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+    if (!out) return Fail(absl::StrCat("cannot write '", output, "'"));
+  }
+  if (std::rename(tmp.c_str(), output.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Fail(absl::StrCat("cannot write '", output, "'"));
+  }
+  return 0;
+}
+
 int RunTranslate(const std::vector<std::string>& args) {
-  bool split = false, deserialize = false, print_version = false;
-  std::string file;
-  for (const std::string& arg : args) {
+  bool split = false, deserialize = false, print_version = false, serialize = false;
+  std::string file, output, target = "current";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
     if (arg == "--deserialize") {
       deserialize = true;
+    } else if (arg == "--serialize") {
+      serialize = true;
+    } else if (absl::StartsWith(arg, "--target=")) {
+      target = arg.substr(9);
+    } else if (arg == "-o") {
+      if (i + 1 == args.size()) return Fail("-o needs a file name");
+      output = args[++i];
     } else if (arg == "--print-stablehlo-version") {
       print_version = true;
     } else if (absl::StartsWith(arg, "--to=")) {
@@ -263,6 +310,7 @@ int RunTranslate(const std::vector<std::string>& args) {
   std::string text, error;
   if (!ReadInput(file, &text, &error)) return Fail(error);
   const std::string label = file == "-" ? "<stdin>" : file;
+  if (serialize) return Serialize(text, label, target, output);
   if (deserialize || absl::EndsWith(file, ".mlir.bc")) {
     // A portable artifact, printed as the canonical StableHLO text.
     if (split) return Fail("--split-input-file applies to .mlir text input");

@@ -129,7 +129,7 @@ class EncodingReader {
 
   // Zigzag-encoded signed varint.
   absl::Status ReadSignedVarInt(int64_t& value) {
-    uint64_t raw;
+    uint64_t raw = 0;
     if (absl::Status s = ReadVarInt(raw); !s.ok()) return s;
     value = static_cast<int64_t>((raw >> 1) ^ (~(raw & 1) + 1));
     return absl::OkStatus();
@@ -213,6 +213,58 @@ class EncodingReader {
   size_t base_;
   std::string where_;
   const std::string* filename_;
+};
+
+// The writer's side: appends the encodings EncodingReader reads.
+class EncodingWriter {
+ public:
+  void WriteByte(uint8_t value) { bytes_.push_back(static_cast<char>(value)); }
+  void WriteBytes(absl::string_view data) { bytes_.append(data.data(), data.size()); }
+
+  // PrefixVarInt: values below 2^56 take 1..8 bytes whose first byte ends in
+  // (bytes - 1) zero bits and a one; larger ones a zero byte and 8 bytes.
+  void WriteVarInt(uint64_t value) {
+    if ((value >> 7) == 0) {
+      WriteByte(static_cast<uint8_t>((value << 1) | 1));
+      return;
+    }
+    int num_bytes = 2;
+    for (uint64_t rest = value >> 14; rest != 0 && num_bytes < 9; rest >>= 7) ++num_bytes;
+    if (num_bytes > 8) {
+      WriteByte(0);
+      for (int i = 0; i < 8; ++i) WriteByte(static_cast<uint8_t>(value >> (8 * i)));
+      return;
+    }
+    const uint64_t encoded = ((value << 1) | 1) << (num_bytes - 1);
+    for (int i = 0; i < num_bytes; ++i) WriteByte(static_cast<uint8_t>(encoded >> (8 * i)));
+  }
+
+  void WriteSignedVarInt(int64_t value) {
+    WriteVarInt((static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63));
+  }
+
+  void WriteVarIntWithFlag(uint64_t value, bool flag) {
+    WriteVarInt((value << 1) | (flag ? 1 : 0));
+  }
+
+  void WriteNulTerminated(absl::string_view text) {
+    WriteBytes(text);
+    WriteByte(0);
+  }
+
+  // section { id, length, data } (never aligned: VHLO has no aligned data).
+  void WriteSection(uint8_t id, absl::string_view data) {
+    WriteByte(id);
+    WriteVarInt(data.size());
+    WriteBytes(data);
+  }
+
+  const std::string& bytes() const { return bytes_; }
+  std::string& mutable_bytes() { return bytes_; }
+  size_t size() const { return bytes_.size(); }
+
+ private:
+  std::string bytes_;
 };
 
 inline const char* SectionName(uint8_t id) {
