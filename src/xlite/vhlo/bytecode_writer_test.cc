@@ -343,6 +343,48 @@ TEST(BytecodeWriterTest, GoldensRoundTripAtTheirVersion) {
   EXPECT_EQ(matching, total) << "functions that do not round-trip at their golden's version";
 }
 
+// Every MAJOR.MINOR.0 of the window, not only the ones with a golden: each
+// function of the newest golden either round-trips at that target or is
+// refused with an error that names the target.
+TEST(BytecodeWriterTest, EveryVersionInTheWindowRoundTripsOrRefusesByName) {
+  if (!HaveCorpus()) {
+    std::cout << "SKIP: no corpus\n";
+    GTEST_SKIP() << "no corpus (set XLITE_CORPUS)";
+  }
+  auto goldens = CorpusFiles("stablehlo_legalize_to_vhlo.");
+  ASSERT_FALSE(goldens.empty());
+  const auto& [newest, path] = goldens.back();
+  absl::StatusOr<mlir::OwningOp> source = mlir::ParseMlir(ReadFile(path), path.filename().string());
+  ASSERT_TRUE(source.ok()) << source.status();
+  std::map<std::string, std::string> want = PrintFunctions(**source);  // takes the functions
+  source = mlir::ParseMlir(ReadFile(path), path.filename().string());
+  ASSERT_TRUE(source.ok()) << source.status();
+  auto functions = SplitFunctions(**source);
+  std::string table = absl::StrCat("targets for the ", newest.ToString(),
+                                   " golden's functions: version  round-trip/expressible\n");
+  int versions = 0;
+  for (Version v = Version::Minimum(); v <= Version::Current();
+       v = v.minor >= 20 ? Version{v.major + 1, 0, 0} : Version{v.major, v.minor + 1, 0}) {
+    ++versions;
+    int expressible = 0, same = 0;
+    for (auto& [name, function] : functions) {
+      absl::StatusOr<mlir::OwningOp> back = RoundTrip(*function, v);
+      if (!back.ok()) {
+        EXPECT_TRUE(absl::StrContains(back.status().message(), v.ToString()))
+            << name << " at " << v.ToString() << ": " << back.status().message();
+        continue;
+      }
+      ++expressible;
+      std::map<std::string, std::string> printed = PrintFunctions(**back);
+      if (printed.size() == 1 && printed.begin()->second == want[name]) ++same;
+    }
+    absl::StrAppend(&table, absl::StrFormat("  %-8s %d/%d\n", v.ToString(), same, expressible));
+    EXPECT_EQ(same, expressible) << "at " << v.ToString();
+  }
+  std::cout << table;
+  EXPECT_EQ(versions, 33);  // 0.9 .. 0.20 and 1.0 .. 1.20
+}
+
 // The StableHLO name of the op an expected-error names ('vhlo.all_reduce_v2'
 // -> stablehlo.all_reduce, 'vhlo.func_v1' -> func.func).
 std::string NamedOp(const std::string& chunk) {
