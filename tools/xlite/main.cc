@@ -74,7 +74,8 @@ commands:
   help       show this text
 
 Input format is chosen by extension: .mlir (StableHLO text, pretty or generic op syntax),
-.mlir.bc (StableHLO portable artifact: VHLO bytecode, StableHLO 0.9.0 to 1.20.0),
+.mlir.bc or any file starting with the bytecode magic (StableHLO portable artifact: VHLO
+bytecode, StableHLO 0.9.0 to 1.20.0),
 anything else HLO text (.hlo/.txt); '-' reads HLO text from stdin (translate: StableHLO).
 )";
 
@@ -191,7 +192,7 @@ int RunOpt(std::vector<std::string> args) {
     if (!dumped.ok()) return Fail(std::string(dumped.message()));
     return 0;
   };
-  if (absl::EndsWith(file, ".mlir.bc")) {
+  if (absl::EndsWith(file, ".mlir.bc") || xlite::vhlo::IsBytecode(text)) {
     // A portable artifact: VHLO bytecode, upgraded to StableHLO, lowered, verified.
     if (split) return Fail("--split-input-file applies to .mlir text input");
     absl::StatusOr<xlite::mlir::OwningOp> program =
@@ -311,7 +312,7 @@ int RunTranslate(const std::vector<std::string>& args) {
   if (!ReadInput(file, &text, &error)) return Fail(error);
   const std::string label = file == "-" ? "<stdin>" : file;
   if (serialize) return Serialize(text, label, target, output);
-  if (deserialize || absl::EndsWith(file, ".mlir.bc")) {
+  if (deserialize || xlite::vhlo::IsBytecode(text)) {
     // A portable artifact, printed as the canonical StableHLO text.
     if (split) return Fail("--split-input-file applies to .mlir text input");
     if (print_version) {

@@ -16,6 +16,7 @@
 #include "xlite/support/npy.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/verifier.h"
+#include "xlite/vhlo/bytecode_reader.h"
 #include "xlite/vhlo/upgrade.h"
 
 namespace xlite::cli {
@@ -168,7 +169,7 @@ int Run(const std::vector<std::string>& argv) {
     text = ss.str();
   }
   const std::string label = f.file == "-" ? "<stdin>" : f.file;
-  if (absl::EndsWith(f.file, ".mlir.bc")) {
+  if (absl::EndsWith(f.file, ".mlir.bc") || vhlo::IsBytecode(text)) {
     // A portable artifact: VHLO bytecode, upgraded to StableHLO, then lowered.
     if (f.split_input_file) return Fail("--split-input-file applies to .mlir text input");
     absl::StatusOr<mlir::OwningOp> program = vhlo::DeserializePortableArtifact(text, label);

@@ -1240,6 +1240,8 @@ void CanonicalizeAttributes(Operation& op) {
   };
   static constexpr Default kDefaults[] = {
       {"stablehlo.custom_call", "api_version", "1 : i32"},
+      {"stablehlo.send", "source_target_pairs", "dense<> : tensor<0xi64>"},
+      {"stablehlo.recv", "source_target_pairs", "dense<> : tensor<0xi64>"},
       {"", "result_accuracy",
        "#stablehlo.result_accuracy<atol = 0.000000e+00, rtol = 0.000000e+00, ulps = 0, "
        "mode = #stablehlo.result_accuracy_mode<DEFAULT>>"},
