@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -18,6 +17,7 @@
 #include "xlite/ir/shape.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/support/status.h"
+#include "xlite/vhlo/bytecode_codes.h"
 
 namespace xlite::vhlo::bytecode {
 namespace {
@@ -28,211 +28,10 @@ using mlir::Type;
 using AKind = mlir::Attribute::Kind;
 using TKind = mlir::Type::Kind;
 
-// MLIR's ShapedType::kDynamic (INT64_MIN) marks '?' dimensions and bounds.
-constexpr int64_t kMlirDynamic = std::numeric_limits<int64_t>::min();
 // One decoded attribute or type may not exceed this many nodes.
 constexpr int64_t kMaxNodesPerEntry = int64_t{1} << 22;
 // One dense literal may not exceed this many bytes once splats are expanded.
 constexpr int64_t kMaxLiteralBytes = int64_t{1} << 28;
-
-// ---------------------------------------------------------------------------
-// The VHLO kind codes: the first varint of a VHLO attribute or type entry.
-// (StableHLO's VhloBytecode encoding; codes never change between versions.)
-// ---------------------------------------------------------------------------
-enum class VhloAttr : uint8_t {
-  kEnum,                  // value: varint, an index into `enum_values`
-  kArray,                 // elements: attribute[]
-  kBool,                  // value: varint 0/1
-  kDictionary,            // (name: attribute, value: attribute)[]
-  kFloat,                 // type, APFloat of the type's width
-  kInteger,               // type, APInt of the type's width
-  kOutputOperandAlias,    // outputTupleIndices: svarint[], operandIndex: svarint,
-                          // operandTupleIndices: svarint[]
-  kString,                // string
-  kTensor,                // type, blob (i1 bit-packed)
-  kType,                  // type
-  kTypeExtensions,        // bounds: svarint[]
-  kResultAccuracy,        // atol: f64, rtol: f64, ulps: svarint, mode: attribute
-  kSubAxisInfo,           // pre_size: svarint, size: svarint
-  kAxisRef,               // name: attribute, has_sub_axis_info: varint, sub_axis_info?
-  kReplicaGroupMeshAxes,  // mesh: attribute, axes: attribute
-};
-
-struct VhloAttrCode {
-  uint64_t code;
-  const char* mnemonic;  // as in #vhlo.array_v1<..> / #vhlo<comparison_direction_v1 EQ>
-  VhloAttr shape;
-  std::vector<const char*> enum_values;  // kEnum: the name of each value, by number
-};
-
-const std::vector<VhloAttrCode>& VhloAttrCodes() {
-  static const auto* codes = new std::vector<VhloAttrCode>{
-      // Code 0 (arg_result_alias) was retired before any golden was written.
-      {1, "array_v1", VhloAttr::kArray, {}},
-      {2, "bool_v1", VhloAttr::kBool, {}},
-      {3, "comparison_direction_v1", VhloAttr::kEnum, {"EQ", "NE", "GE", "GT", "LE", "LT"}},
-      {4,
-       "comparison_type_v1",
-       VhloAttr::kEnum,
-       {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"}},
-      {5,
-       "api_version_v1",
-       VhloAttr::kEnum,
-       {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-        "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}},
-      {6, "dict_v1", VhloAttr::kDictionary, {}},
-      {7, "fft_type_v1", VhloAttr::kEnum, {"FFT", "IFFT", "RFFT", "IRFFT"}},
-      {8, "float_v1", VhloAttr::kFloat, {}},
-      {9, "integer_v1", VhloAttr::kInteger, {}},
-      {10, "output_operand_alias_v1", VhloAttr::kOutputOperandAlias, {}},
-      {11, "precision_v1", VhloAttr::kEnum, {"DEFAULT", "HIGH", "HIGHEST"}},
-      {12, "rng_algorithm_v1", VhloAttr::kEnum, {"DEFAULT", "THREE_FRY", "PHILOX"}},
-      {13, "rng_distribution_v1", VhloAttr::kEnum, {nullptr, "UNIFORM", "NORMAL"}},
-      {14, "string_v1", VhloAttr::kString, {}},
-      {15, "tensor_v1", VhloAttr::kTensor, {}},
-      {16,
-       "transpose_v1",
-       VhloAttr::kEnum,
-       {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}},
-      {17, "type_v1", VhloAttr::kType, {}},
-      {18, "type_extensions_v1", VhloAttr::kTypeExtensions, {}},
-      {19, "result_accuracy_mode_v1", VhloAttr::kEnum, {"DEFAULT", "HIGHEST", "TOLERANCE"}},
-      {20, "result_accuracy_v1", VhloAttr::kResultAccuracy, {}},
-      {21, "sub_axis_info_v1", VhloAttr::kSubAxisInfo, {}},
-      {22, "axis_ref_v1", VhloAttr::kAxisRef, {}},
-      {23, "replica_group_mesh_axes_v1", VhloAttr::kReplicaGroupMeshAxes, {}},
-  };
-  return *codes;
-}
-
-enum class VhloType : uint8_t {
-  kScalar,                    // no fields; `spelling` is the builtin element type
-  kComplex,                   // element: type
-  kFunction,                  // inputs: type[], outputs: type[]
-  kRankedTensor,              // shape: svarint[], element: type
-  kRankedTensorWithEncoding,  // encoding: attribute, shape: svarint[], element: type
-  kToken,
-  kTuple,             // elements: type[]
-  kQuantized,         // flags, storage, expressed, scale: f64, zero_point, min, max
-  kQuantizedPerAxis,  // flags, storage, expressed, axis: varint, min, max, scales[], zps[]
-  kUnrankedTensor,    // element: type
-  kBuffer,            // shape: svarint[], element: type
-  kFuture,            // types: type[]
-};
-
-struct VhloTypeCode {
-  uint64_t code;
-  const char* mnemonic;  // as in !vhlo.f32_v1
-  VhloType shape;
-  const char* spelling;  // kScalar: the builtin spelling the text reader uses
-};
-
-const std::vector<VhloTypeCode>& VhloTypeCodes() {
-  static const auto* codes = new std::vector<VhloTypeCode>{
-      {0, "bool_v1", VhloType::kScalar, "i1"},
-      {1, "complex_v1", VhloType::kComplex, nullptr},
-      {2, "bf16_v1", VhloType::kScalar, "bf16"},
-      {3, "f16_v1", VhloType::kScalar, "f16"},
-      {4, "f32_v1", VhloType::kScalar, "f32"},
-      {5, "f64_v1", VhloType::kScalar, "f64"},
-      {6, "f8E4M3FN_v1", VhloType::kScalar, "f8E4M3FN"},
-      {7, "f8E5M2_v1", VhloType::kScalar, "f8E5M2"},
-      {8, "func_v1", VhloType::kFunction, nullptr},
-      {9, "index_v1", VhloType::kScalar, "index"},
-      {10, "i4_v1", VhloType::kScalar, "i4"},
-      {11, "i8_v1", VhloType::kScalar, "i8"},
-      {12, "i16_v1", VhloType::kScalar, "i16"},
-      {13, "i32_v1", VhloType::kScalar, "i32"},
-      {14, "i64_v1", VhloType::kScalar, "i64"},
-      {15, "ui4_v1", VhloType::kScalar, "ui4"},
-      {16, "ui8_v1", VhloType::kScalar, "ui8"},
-      {17, "ui16_v1", VhloType::kScalar, "ui16"},
-      {18, "ui32_v1", VhloType::kScalar, "ui32"},
-      {19, "ui64_v1", VhloType::kScalar, "ui64"},
-      {20, "tensor_v1", VhloType::kRankedTensor, nullptr},
-      {21, "tensor_v1", VhloType::kRankedTensorWithEncoding, nullptr},
-      {22, "token_v1", VhloType::kToken, nullptr},
-      {23, "tuple_v1", VhloType::kTuple, nullptr},
-      {24, "quant_v1", VhloType::kQuantized, nullptr},
-      {25, "unranked_tensor_v1", VhloType::kUnrankedTensor, nullptr},
-      {26, "witness_v1", VhloType::kScalar, "!shape.witness"},
-      {27, "f8E4M3FNUZ_v1", VhloType::kScalar, "f8E4M3FNUZ"},
-      {28, "f8E5M2FNUZ_v1", VhloType::kScalar, "f8E5M2FNUZ"},
-      {29, "f8E4M3B11FNUZ_v1", VhloType::kScalar, "f8E4M3B11FNUZ"},
-      {30, "quant_per_axis_v1", VhloType::kQuantizedPerAxis, nullptr},
-      {31, "i2_v1", VhloType::kScalar, "i2"},
-      {32, "ui2_v1", VhloType::kScalar, "ui2"},
-      {33, "none_v1", VhloType::kScalar, "none"},
-      {34, "tf31_v1", VhloType::kScalar, "tf32"},
-      {35, "f8E4M3_v1", VhloType::kScalar, "f8E4M3"},
-      {36, "f8E3M4_v1", VhloType::kScalar, "f8E3M4"},
-      {37, "f4E2M1FN_v1", VhloType::kScalar, "f4E2M1FN"},
-      {38, "f6E2M3FN_v1", VhloType::kScalar, "f6E2M3FN"},
-      {39, "f6E3M2FN_v1", VhloType::kScalar, "f6E3M2FN"},
-      {40, "f8E8M0FNU_v1", VhloType::kScalar, "f8E8M0FNU"},
-      {41, "buffer_v1", VhloType::kBuffer, nullptr},
-      {42, "future_v1", VhloType::kFuture, nullptr},
-  };
-  return *codes;
-}
-
-template <typename Code>
-const Code* FindCode(const std::vector<Code>& codes, uint64_t code) {
-  for (const Code& c : codes) {
-    if (c.code == code) return &c;
-  }
-  return nullptr;
-}
-
-// Builtin dialect codes (MLIR's BuiltinDialectBytecode: position in its list).
-enum BuiltinAttrCode : uint64_t {
-  kBuiltinArray = 0,
-  kBuiltinDictionary = 1,
-  kBuiltinString = 2,
-  kBuiltinStringWithType = 3,
-  kBuiltinFlatSymbolRef = 4,
-  kBuiltinSymbolRef = 5,
-  kBuiltinTypeAttr = 6,
-  kBuiltinUnit = 7,
-  kBuiltinInteger = 8,
-  kBuiltinFloat = 9,
-  kBuiltinCallSiteLoc = 10,
-  kBuiltinFileLineColLoc = 11,
-  kBuiltinFusedLoc = 12,
-  kBuiltinFusedLocWithMetadata = 13,
-  kBuiltinNameLoc = 14,
-  kBuiltinUnknownLoc = 15,
-  kBuiltinDenseResourceElements = 16,
-  kBuiltinDenseArray = 17,
-  kBuiltinDenseIntOrFPElements = 18,
-  kBuiltinDenseStringElements = 19,
-  kBuiltinSparseElements = 20,
-  kBuiltinDistinct = 21,
-};
-
-enum BuiltinTypeCode : uint64_t {
-  kBuiltinIntegerType = 0,
-  kBuiltinIndexType = 1,
-  kBuiltinFunctionType = 2,
-  kBuiltinBF16 = 3,
-  kBuiltinF16 = 4,
-  kBuiltinF32 = 5,
-  kBuiltinF64 = 6,
-  kBuiltinF80 = 7,
-  kBuiltinF128 = 8,
-  kBuiltinComplex = 9,
-  kBuiltinMemRef = 10,
-  kBuiltinMemRefWithMemSpace = 11,
-  kBuiltinNone = 12,
-  kBuiltinRankedTensor = 13,
-  kBuiltinRankedTensorWithEncoding = 14,
-  kBuiltinTuple = 15,
-  kBuiltinUnrankedMemRef = 16,
-  kBuiltinUnrankedMemRefWithMemSpace = 17,
-  kBuiltinUnrankedTensor = 18,
-  kBuiltinVector = 19,
-  kBuiltinVectorScalable = 20,
-};
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -290,20 +89,6 @@ std::string DoubleText(double v) {
     }
   }
   return absl::StrFormat("%.17g", v);
-}
-
-// Bit width of a float spelling; 0 if not a float.
-int FloatWidthOf(absl::string_view e) {
-  if (e == "f16" || e == "bf16") return 16;
-  if (e == "f32") return 32;
-  if (e == "f64") return 64;
-  if (e == "tf32") return 19;
-  if (e == "f80") return 80;
-  if (e == "f128") return 128;
-  if (e == "f4E2M1FN") return 4;
-  if (e == "f6E2M3FN" || e == "f6E3M2FN") return 6;
-  if (absl::StartsWith(e, "f8E")) return 8;
-  return 0;
 }
 
 // A finite-only minifloat (f6E2M3FN, f6E3M2FN): no infinities or NaNs.
@@ -575,122 +360,134 @@ absl::StatusOr<const Type*> AttrTypeTable::ReadType(EncodingReader& r, int depth
   return Type(r, index, depth);
 }
 
-absl::Status AttrTypeTable::DecodeAttribute(uint64_t index, int depth) {
-  Entry& entry = attr_entries_[index];
-  EncodingReader r = EntryReader(entry, /*is_type=*/false, index);
+template <typename T, typename Decode>
+absl::Status AttrTypeTable::DecodeEntry(std::vector<Entry>& entries, std::vector<T>& values,
+                                        uint64_t index, int depth, bool is_type,
+                                        const Decode& decode) {
+  const absl::string_view what = is_type ? "type" : "attribute";
+  Entry& entry = entries[index];
+  EncodingReader r = EntryReader(entry, is_type, index);
   if (entry.state == Entry::State::kBusy) {
-    return r.Error("attribute refers to itself (a cycle)");
+    return r.Error(absl::StrCat(what, " refers to itself (a cycle)"));
   }
   if (depth > kMaxNestingDepth) {
-    return r.Error(absl::StrCat("attributes nest deeper than ", kMaxNestingDepth));
+    return r.Error(absl::StrCat(what, "s nest deeper than ", kMaxNestingDepth));
   }
   entry.state = Entry::State::kBusy;
   int64_t cost = 1;
   bool skip_rest = false;
-  mlir::Attribute result;
-  const std::string& dialect = dialects_[entry.dialect];
-  if (!entry.custom) {
-    // Assembly-format fallback: the attribute's text, NUL-terminated.
-    absl::string_view text;
-    RETURN_IF_ERROR(r.ReadNulTerminated(text));
-    absl::StatusOr<mlir::Attribute> parsed = mlir::ParseAttributeText(text);
-    if (dialect == "builtin" && parsed.ok()) {
-      result = *std::move(parsed);
-    } else {
-      result.kind = AKind::kOpaque;
-      result.text = std::string(text);
-    }
-  } else if (dialect == "vhlo") {
-    ASSIGN_OR_RETURN(result, VhloAttribute(r, depth, cost));
-  } else if (dialect == "builtin") {
-    ASSIGN_OR_RETURN(result, BuiltinAttribute(r, depth, cost, skip_rest));
-  } else {
-    // Another dialect's private encoding: kept opaque, decoded by nobody.
-    result.kind = AKind::kOpaque;
-    result.name = dialect;
-    result.text = absl::StrCat("#", dialect, "<bytecode>");
-    skip_rest = true;
+  ASSIGN_OR_RETURN(T result, decode(r, dialects_[entry.dialect], entry.custom, cost, skip_rest));
+  if (!skip_rest && !r.empty()) return r.Error(absl::StrCat("trailing bytes after the ", what));
+  if (cost > kMaxNodesPerEntry) {
+    return r.Error(absl::StrCat(what, " has too many nested parts"));
   }
-  if (!skip_rest && !r.empty()) return r.Error("trailing bytes after the attribute");
-  if (cost > kMaxNodesPerEntry) return r.Error("attribute has too many nested parts");
   RETURN_IF_ERROR(Charge(r, cost));
   entry.cost = cost;
-  attributes_[index] = std::move(result);
+  values[index] = std::move(result);
   entry.state = Entry::State::kDone;
   return absl::OkStatus();
 }
 
+absl::Status AttrTypeTable::DecodeAttribute(uint64_t index, int depth) {
+  return DecodeEntry(attr_entries_, attributes_, index, depth, /*is_type=*/false,
+                     [&](EncodingReader& r, const std::string& dialect, bool custom, int64_t& cost,
+                         bool& skip_rest) -> absl::StatusOr<mlir::Attribute> {
+                       mlir::Attribute result;
+                       if (!custom) {
+                         // Assembly-format fallback: the attribute's text, NUL-terminated.
+                         absl::string_view text;
+                         RETURN_IF_ERROR(r.ReadNulTerminated(text));
+                         absl::StatusOr<mlir::Attribute> parsed = mlir::ParseAttributeText(text);
+                         if (dialect == "builtin" && parsed.ok()) {
+                           result = *std::move(parsed);
+                         } else {
+                           result.kind = AKind::kOpaque;
+                           result.text = std::string(text);
+                         }
+                       } else if (dialect == "vhlo") {
+                         ASSIGN_OR_RETURN(result, VhloAttribute(r, depth, cost));
+                       } else if (dialect == "builtin") {
+                         ASSIGN_OR_RETURN(result, BuiltinAttribute(r, depth, cost, skip_rest));
+                       } else {
+                         // Another dialect's private encoding: kept opaque, decoded by nobody.
+                         result.kind = AKind::kOpaque;
+                         result.name = dialect;
+                         result.text = absl::StrCat("#", dialect, "<bytecode>");
+                         skip_rest = true;
+                       }
+                       return result;
+                     });
+}
+
 absl::Status AttrTypeTable::DecodeType(uint64_t index, int depth) {
-  Entry& entry = type_entries_[index];
-  EncodingReader r = EntryReader(entry, /*is_type=*/true, index);
-  if (entry.state == Entry::State::kBusy) return r.Error("type refers to itself (a cycle)");
-  if (depth > kMaxNestingDepth) {
-    return r.Error(absl::StrCat("types nest deeper than ", kMaxNestingDepth));
-  }
-  entry.state = Entry::State::kBusy;
-  int64_t cost = 1;
-  mlir::Type result;
-  const std::string& dialect = dialects_[entry.dialect];
-  if (!entry.custom) {
-    absl::string_view text;
-    RETURN_IF_ERROR(r.ReadNulTerminated(text));
-    absl::StatusOr<mlir::Type> parsed = mlir::ParseTypeText(text);
-    if (dialect == "builtin" && parsed.ok()) {
-      result = *std::move(parsed);
-    } else {
-      result.kind = TKind::kOther;
-      result.element = std::string(text);
-    }
-  } else if (dialect == "vhlo") {
-    ASSIGN_OR_RETURN(result, VhloType(r, depth, cost));
-  } else if (dialect == "builtin") {
-    ASSIGN_OR_RETURN(result, BuiltinType(r, depth, cost));
-  } else {
-    return r.Error(absl::StrCat("types of dialect '", dialect, "' are not readable"));
-  }
-  if (!r.empty()) return r.Error("trailing bytes after the type");
-  if (cost > kMaxNodesPerEntry) return r.Error("type has too many nested parts");
-  RETURN_IF_ERROR(Charge(r, cost));
-  entry.cost = cost;
-  types_[index] = std::move(result);
-  entry.state = Entry::State::kDone;
-  return absl::OkStatus();
+  return DecodeEntry(
+      type_entries_, types_, index, depth, /*is_type=*/true,
+      [&](EncodingReader& r, const std::string& dialect, bool custom, int64_t& cost,
+          bool& /*skip_rest*/) -> absl::StatusOr<mlir::Type> {
+        mlir::Type result;
+        if (!custom) {
+          absl::string_view text;
+          RETURN_IF_ERROR(r.ReadNulTerminated(text));
+          absl::StatusOr<mlir::Type> parsed = mlir::ParseTypeText(text);
+          if (dialect == "builtin" && parsed.ok()) {
+            result = *std::move(parsed);
+          } else {
+            result.kind = TKind::kOther;
+            result.element = std::string(text);
+          }
+        } else if (dialect == "vhlo") {
+          ASSIGN_OR_RETURN(result, VhloType(r, depth, cost));
+        } else if (dialect == "builtin") {
+          ASSIGN_OR_RETURN(result, BuiltinType(r, depth, cost));
+        } else {
+          return r.Error(absl::StrCat("types of dialect '", dialect, "' are not readable"));
+        }
+        return result;
+      });
 }
 
 // ---------------------------------------------------------------------------
 // Shared field readers
 // ---------------------------------------------------------------------------
 
-absl::Status AttrTypeTable::ReadAttributeList(EncodingReader& r, int depth, int64_t& cost,
-                                              std::vector<mlir::Attribute>& out) {
+namespace {
+
+// Attribute and type lists are both a count and that many table indices; each
+// element costs its entry's nodes. `resolve(index)` gives the element,
+// `cost_of(index)` its cost; `what` names the element kind in errors.
+template <typename T, typename Resolve, typename CostOf>
+absl::Status ReadIndexList(EncodingReader& r, absl::string_view what, int64_t& cost,
+                           std::vector<T>& out, const Resolve& resolve, const CostOf& cost_of) {
   uint64_t count;
-  RETURN_IF_ERROR(r.ReadCount(count, "attribute list"));
+  RETURN_IF_ERROR(r.ReadCount(count, absl::StrCat(what, " list")));
   out.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t index;
     RETURN_IF_ERROR(r.ReadVarInt(index));
-    ASSIGN_OR_RETURN(const mlir::Attribute* a, Attribute(r, index, depth + 1));
-    cost += AttributeCost(index);
-    if (cost > kMaxNodesPerEntry) return r.Error("attribute has too many nested parts");
-    out.push_back(*a);
+    ASSIGN_OR_RETURN(const T* element, resolve(index));
+    cost += cost_of(index);
+    if (cost > kMaxNodesPerEntry) {
+      return r.Error(absl::StrCat(what, " has too many nested parts"));
+    }
+    out.push_back(*element);
   }
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status AttrTypeTable::ReadAttributeList(EncodingReader& r, int depth, int64_t& cost,
+                                              std::vector<mlir::Attribute>& out) {
+  return ReadIndexList(
+      r, "attribute", cost, out, [&](uint64_t index) { return Attribute(r, index, depth + 1); },
+      [&](uint64_t index) { return AttributeCost(index); });
+}
+
 absl::Status AttrTypeTable::ReadTypeList(EncodingReader& r, int depth, int64_t& cost,
                                          std::vector<mlir::Type>& out) {
-  uint64_t count;
-  RETURN_IF_ERROR(r.ReadCount(count, "type list"));
-  out.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    uint64_t index;
-    RETURN_IF_ERROR(r.ReadVarInt(index));
-    ASSIGN_OR_RETURN(const mlir::Type* t, Type(r, index, depth + 1));
-    cost += TypeCost(index);
-    if (cost > kMaxNodesPerEntry) return r.Error("type has too many nested parts");
-    out.push_back(*t);
-  }
-  return absl::OkStatus();
+  return ReadIndexList(
+      r, "type", cost, out, [&](uint64_t index) { return Type(r, index, depth + 1); },
+      [&](uint64_t index) { return TypeCost(index); });
 }
 
 absl::StatusOr<std::string> AttrTypeTable::ReadStringAttribute(EncodingReader& r, int depth,

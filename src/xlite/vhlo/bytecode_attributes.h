@@ -76,6 +76,11 @@ class AttrTypeTable {
   };
 
   EncodingReader EntryReader(const Entry& entry, bool is_type, uint64_t index) const;
+  // The cycle, depth, trailing-byte and cost checks attributes and types
+  // share around `decode`, which reads one entry's own encoding.
+  template <typename T, typename Decode>
+  absl::Status DecodeEntry(std::vector<Entry>& entries, std::vector<T>& values, uint64_t index,
+                           int depth, bool is_type, const Decode& decode);
   absl::Status DecodeAttribute(uint64_t index, int depth);
   absl::Status DecodeType(uint64_t index, int depth);
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -22,8 +21,10 @@
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/stablehlo/printer.h"
 #include "xlite/support/status.h"
+#include "xlite/vhlo/bytecode_codes.h"
 #include "xlite/vhlo/bytecode_encoding.h"
 #include "xlite/vhlo/downgrade.h"
+#include "xlite/vhlo/vhlo_conversion_tables.h"
 #include "xlite/vhlo/vhlo_op_properties.h"
 
 namespace xlite::vhlo {
@@ -38,7 +39,6 @@ using AKind = mlir::Attribute::Kind;
 using TKind = mlir::Type::Kind;
 
 constexpr absl::string_view kMagic("ML\xEFR", 4);
-constexpr int64_t kMlirDynamic = std::numeric_limits<int64_t>::min();
 
 // Which bytecode version each StableHLO version writes (from the goldens:
 // the first version of each row writes it until the next row).
@@ -50,121 +50,16 @@ constexpr BytecodeVersionRow kBytecodeVersions[] = {
     {{0, 9, 0}, 0}, {{0, 10, 0}, 1}, {{0, 13, 0}, 3}, {{0, 14, 0}, 4}, {{0, 15, 0}, 6},
 };
 
-// VHLO kind codes (StableHLO's VhloBytecode encoding; the reader's table in
-// bytecode_attributes.cc read backwards).
-enum VhloAttrCode : uint64_t {
-  kVhloArray = 1,
-  kVhloBool = 2,
-  kVhloDict = 6,
-  kVhloFloat = 8,
-  kVhloInteger = 9,
-  kVhloOutputOperandAlias = 10,
-  kVhloString = 14,
-  kVhloTensor = 15,
-  kVhloType = 17,
-  kVhloTypeExtensions = 18,
-  kVhloResultAccuracy = 20,
-  kVhloSubAxisInfo = 21,
-  kVhloAxisRef = 22,
-  kVhloReplicaGroupMeshAxes = 23,
-};
-
-struct VhloEnumCode {
-  const char* mnemonic;
-  uint64_t code;
-  std::vector<const char*> values;  // by number
-};
-const std::vector<VhloEnumCode>& VhloEnums() {
-  static const auto* enums = new std::vector<VhloEnumCode>{
-      {"comparison_direction_v1", 3, {"EQ", "NE", "GE", "GT", "LE", "LT"}},
-      {"comparison_type_v1", 4, {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"}},
-      {"api_version_v1",
-       5,
-       {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-        "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}},
-      {"fft_type_v1", 7, {"FFT", "IFFT", "RFFT", "IRFFT"}},
-      {"precision_v1", 11, {"DEFAULT", "HIGH", "HIGHEST"}},
-      {"rng_algorithm_v1", 12, {"DEFAULT", "THREE_FRY", "PHILOX"}},
-      {"rng_distribution_v1", 13, {"", "UNIFORM", "NORMAL"}},
-      {"transpose_v1", 16, {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}},
-      {"result_accuracy_mode_v1", 19, {"DEFAULT", "HIGHEST", "TOLERANCE"}},
-  };
-  return *enums;
-}
-
-enum VhloTypeCode : uint64_t {
-  kVhloComplexType = 1,
-  kVhloFunctionType = 8,
-  kVhloRankedTensorType = 20,
-  kVhloRankedTensorWithEncodingType = 21,
-  kVhloTokenType = 22,
-  kVhloTupleType = 23,
-  kVhloQuantType = 24,
-  kVhloUnrankedTensorType = 25,
-  kVhloQuantPerAxisType = 30,
-  kVhloBufferType = 41,
-  kVhloFutureType = 42,
-};
-
-// Builtin element spellings -> their VHLO scalar type code.
-constexpr std::pair<const char*, uint64_t> kVhloScalarTypes[] = {
-    {"i1", 0},
-    {"bf16", 2},
-    {"f16", 3},
-    {"f32", 4},
-    {"f64", 5},
-    {"f8E4M3FN", 6},
-    {"f8E5M2", 7},
-    {"index", 9},
-    {"i4", 10},
-    {"i8", 11},
-    {"i16", 12},
-    {"i32", 13},
-    {"i64", 14},
-    {"ui4", 15},
-    {"ui8", 16},
-    {"ui16", 17},
-    {"ui32", 18},
-    {"ui64", 19},
-    {"!shape.witness", 26},
-    {"f8E4M3FNUZ", 27},
-    {"f8E5M2FNUZ", 28},
-    {"f8E4M3B11FNUZ", 29},
-    {"i2", 31},
-    {"ui2", 32},
-    {"none", 33},
-    {"tf32", 34},
-    {"f8E4M3", 35},
-    {"f8E3M4", 36},
-    {"f4E2M1FN", 37},
-    {"f6E2M3FN", 38},
-    {"f6E3M2FN", 39},
-    {"f8E8M0FNU", 40},
-};
-
-// Builtin dialect codes (MLIR's BuiltinDialectBytecode).
-enum BuiltinAttrCode : uint64_t {
-  kBuiltinArray = 0,
-  kBuiltinDictionary = 1,
-  kBuiltinString = 2,
-  kBuiltinFlatSymbolRef = 4,
-  kBuiltinTypeAttr = 6,
-  kBuiltinUnit = 7,
-  kBuiltinInteger = 8,
-  kBuiltinFloat = 9,
-  kBuiltinUnknownLoc = 15,
-  kBuiltinDenseArray = 17,
-};
-enum BuiltinTypeCode : uint64_t {
-  kBuiltinIntegerType = 0,
-  kBuiltinIndexType = 1,
-  kBuiltinBF16 = 3,
-  kBuiltinF16 = 4,
-  kBuiltinF32 = 5,
-  kBuiltinF64 = 6,
-};
-
-enum Dialect : uint64_t { kBuiltinDialect = 0, kVhloDialect = 1 };
+// The codes are the reader's tables (bytecode_codes.h), looked up by shape.
+using AttrShape = bytecode::VhloAttr;
+using TypeShape = bytecode::VhloType;
+using bytecode::FloatWidthOf;
+using bytecode::kMlirDynamic;
+using bytecode::VhloAttrCodeOf;
+using bytecode::VhloTypeCodeOf;
+using enum bytecode::BuiltinAttrCode;
+using enum bytecode::BuiltinTypeCode;
+using enum bytecode::Dialect;
 
 int64_t DimToMlir(int64_t d) { return d == Type::kDynamic ? kMlirDynamic : d; }
 
@@ -197,17 +92,6 @@ std::optional<uint64_t> FloatBits(absl::string_view element, double value) {
   Literal one(Shape::Array(*type, {}));
   one.SetDouble(0, value);
   return one.GetBits(0);
-}
-
-int FloatWidth(absl::string_view e) {
-  if (e == "f16" || e == "bf16") return 16;
-  if (e == "f32") return 32;
-  if (e == "f64") return 64;
-  if (e == "tf32") return 19;
-  if (e == "f4E2M1FN") return 4;
-  if (e == "f6E2M3FN" || e == "f6E3M2FN") return 6;
-  if (absl::StartsWith(e, "f8E")) return 8;
-  return 0;
 }
 
 bool IntegerWidth(absl::string_view e, int& width, bool& is_unsigned) {
@@ -478,20 +362,18 @@ class Writer {
   }
 
   absl::StatusOr<uint64_t> ScalarType(const std::string& element) {
-    for (const auto& [spelling, code] : kVhloScalarTypes) {
-      if (element == spelling) {
-        const uint64_t c = code;
-        return VhloType([c](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(c);
-          return absl::OkStatus();
-        });
-      }
+    if (const bytecode::VhloTypeCode* scalar = bytecode::FindVhloScalarTypeCode(element)) {
+      const uint64_t c = scalar->code;
+      return VhloType([c](EncodingWriter& w) -> absl::Status {
+        w.WriteVarInt(c);
+        return absl::OkStatus();
+      });
     }
     absl::string_view inner = element;
     if (absl::ConsumePrefix(&inner, "complex<") && absl::ConsumeSuffix(&inner, ">")) {
       ASSIGN_OR_RETURN(uint64_t e, ScalarType(std::string(inner)));
       return VhloType([e](EncodingWriter& w) -> absl::Status {
-        w.WriteVarInt(kVhloComplexType);
+        w.WriteVarInt(VhloTypeCodeOf(TypeShape::kComplex));
         w.WriteVarInt(e);
         return absl::OkStatus();
       });
@@ -501,7 +383,8 @@ class Writer {
       ASSIGN_OR_RETURN(uint64_t storage, ScalarType(absl::StrCat("i", q.storage_width)));
       ASSIGN_OR_RETURN(uint64_t expressed, ScalarType(q.expressed));
       return VhloType([&q, storage, expressed](EncodingWriter& w) -> absl::Status {
-        w.WriteVarInt(q.axis ? kVhloQuantPerAxisType : kVhloQuantType);
+        w.WriteVarInt(q.axis ? VhloTypeCodeOf(TypeShape::kQuantizedPerAxis)
+                             : VhloTypeCodeOf(TypeShape::kQuantized));
         w.WriteVarInt(q.is_signed ? 1 : 0);
         w.WriteVarInt(storage);
         w.WriteVarInt(expressed);
@@ -565,7 +448,7 @@ class Writer {
     }
     ASSIGN_OR_RETURN(std::vector<uint64_t> elements, TypeList(types));
     return VhloType([&elements](EncodingWriter& w) -> absl::Status {
-      w.WriteVarInt(kVhloFutureType);
+      w.WriteVarInt(VhloTypeCodeOf(TypeShape::kFuture));
       WriteList(w, elements);
       return absl::OkStatus();
     });
@@ -582,7 +465,7 @@ class Writer {
         ASSIGN_OR_RETURN(uint64_t element, ScalarType(t.element));
         if (!t.ranked) {
           return VhloType([element](EncodingWriter& w) -> absl::Status {
-            w.WriteVarInt(kVhloUnrankedTensorType);
+            w.WriteVarInt(VhloTypeCodeOf(TypeShape::kUnrankedTensor));
             w.WriteVarInt(element);
             return absl::OkStatus();
           });
@@ -605,7 +488,7 @@ class Writer {
             values.push_back(v);
           }
           ASSIGN_OR_RETURN(encoding, VhloAttr([&values](EncodingWriter& w) -> absl::Status {
-                             w.WriteVarInt(kVhloTypeExtensions);
+                             w.WriteVarInt(VhloAttrCodeOf(AttrShape::kTypeExtensions));
                              w.WriteVarInt(values.size());
                              for (int64_t v : values) w.WriteSignedVarInt(DimToMlir(v));
                              return absl::OkStatus();
@@ -613,10 +496,10 @@ class Writer {
         }
         return VhloType([&t, element, encoding](EncodingWriter& w) -> absl::Status {
           if (encoding) {
-            w.WriteVarInt(kVhloRankedTensorWithEncodingType);
+            w.WriteVarInt(VhloTypeCodeOf(TypeShape::kRankedTensorWithEncoding));
             w.WriteVarInt(*encoding);
           } else {
-            w.WriteVarInt(kVhloRankedTensorType);
+            w.WriteVarInt(VhloTypeCodeOf(TypeShape::kRankedTensor));
           }
           WriteShape(w, t.dims);
           w.WriteVarInt(element);
@@ -625,13 +508,13 @@ class Writer {
       }
       case TKind::kToken:
         return VhloType([](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloTokenType);
+          w.WriteVarInt(VhloTypeCodeOf(TypeShape::kToken));
           return absl::OkStatus();
         });
       case TKind::kTuple: {
         ASSIGN_OR_RETURN(std::vector<uint64_t> elements, TypeList(t.elements));
         return VhloType([&elements](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloTupleType);
+          w.WriteVarInt(VhloTypeCodeOf(TypeShape::kTuple));
           WriteList(w, elements);
           return absl::OkStatus();
         });
@@ -640,7 +523,7 @@ class Writer {
         ASSIGN_OR_RETURN(std::vector<uint64_t> inputs, TypeList(t.elements));
         ASSIGN_OR_RETURN(std::vector<uint64_t> results, TypeList(t.results));
         return VhloType([&inputs, &results](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloFunctionType);
+          w.WriteVarInt(VhloTypeCodeOf(TypeShape::kFunction));
           WriteList(w, inputs);
           WriteList(w, results);
           return absl::OkStatus();
@@ -662,7 +545,7 @@ class Writer {
           }
           ASSIGN_OR_RETURN(uint64_t e, ScalarType(element));
           return VhloType([dims, e](EncodingWriter& w) -> absl::Status {
-            w.WriteVarInt(kVhloBufferType);
+            w.WriteVarInt(VhloTypeCodeOf(TypeShape::kBuffer));
             WriteShape(w, dims);
             w.WriteVarInt(e);
             return absl::OkStatus();
@@ -755,7 +638,7 @@ class Writer {
       if (vhlo) {
         const uint64_t s = String(f->first);
         ASSIGN_OR_RETURN(key, VhloAttr([s](EncodingWriter& w) -> absl::Status {
-                           w.WriteVarInt(kVhloString);
+                           w.WriteVarInt(VhloAttrCodeOf(AttrShape::kString));
                            w.WriteVarInt(s);
                            return absl::OkStatus();
                          }));
@@ -765,7 +648,8 @@ class Writer {
       ASSIGN_OR_RETURN(uint64_t value, AttrRef(f->second));
       entries.emplace_back(key, value);
     }
-    const uint64_t code = vhlo ? uint64_t{kVhloDict} : uint64_t{kBuiltinDictionary};
+    const uint64_t code =
+        vhlo ? VhloAttrCodeOf(AttrShape::kDictionary) : uint64_t{kBuiltinDictionary};
     auto encode = [&entries, code](EncodingWriter& w) -> absl::Status {
       w.WriteVarInt(code);
       w.WriteVarInt(entries.size());
@@ -781,11 +665,11 @@ class Writer {
   absl::StatusOr<uint64_t> VhloAttrRef(const Attribute& a) {
     switch (a.kind) {
       case AKind::kEnum:
-        for (const VhloEnumCode& e : VhloEnums()) {
-          if (a.name != e.mnemonic) continue;
-          for (size_t v = 0; v < e.values.size(); ++v) {
-            if (a.text != e.values[v] || a.text.empty()) continue;
-            const uint64_t code = e.code;
+        if (const bytecode::VhloAttrCode* e = bytecode::FindVhloEnumCode(a.name)) {
+          for (size_t v = 0; v < e->enum_values.size(); ++v) {
+            // Unnumbered values are null (rng_distribution has no value 0).
+            if (e->enum_values[v] == nullptr || a.text != e->enum_values[v]) continue;
+            const uint64_t code = e->code;
             return VhloAttr([code, v](EncodingWriter& w) -> absl::Status {
               w.WriteVarInt(code);
               w.WriteVarInt(v);
@@ -798,14 +682,14 @@ class Writer {
       case AKind::kArray: {
         ASSIGN_OR_RETURN(std::vector<uint64_t> elements, AttrList(a.elements));
         return VhloAttr([&elements](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloArray);
+          w.WriteVarInt(VhloAttrCodeOf(AttrShape::kArray));
           WriteList(w, elements);
           return absl::OkStatus();
         });
       }
       case AKind::kBool:
         return VhloAttr([&a](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloBool);
+          w.WriteVarInt(VhloAttrCodeOf(AttrShape::kBool));
           w.WriteVarInt(a.bool_value ? 1 : 0);
           return absl::OkStatus();
         });
@@ -816,9 +700,9 @@ class Writer {
         ASSIGN_OR_RETURN(uint64_t type, ScalarType(element));
         std::optional<uint64_t> bits = FloatBits(element, a.float_value);
         if (!bits) return absl::InvalidArgumentError(absl::StrCat("float type ", element));
-        const int width = FloatWidth(element);
+        const int width = FloatWidthOf(element);
         return VhloAttr([type, bits, width](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloFloat);
+          w.WriteVarInt(VhloAttrCodeOf(AttrShape::kFloat));
           w.WriteVarInt(type);
           WriteApInt(w, width, *bits);
           return absl::OkStatus();
@@ -833,7 +717,7 @@ class Writer {
         }
         ASSIGN_OR_RETURN(uint64_t type, ScalarType(element));
         return VhloAttr([&a, type, width](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloInteger);
+          w.WriteVarInt(VhloAttrCodeOf(AttrShape::kInteger));
           w.WriteVarInt(type);
           WriteApInt(w, width, static_cast<uint64_t>(a.int_value));
           return absl::OkStatus();
@@ -842,7 +726,7 @@ class Writer {
       case AKind::kString: {
         const uint64_t s = String(a.text);
         return VhloAttr([s](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloString);
+          w.WriteVarInt(VhloAttrCodeOf(AttrShape::kString));
           w.WriteVarInt(s);
           return absl::OkStatus();
         });
@@ -852,7 +736,7 @@ class Writer {
       case AKind::kType: {
         ASSIGN_OR_RETURN(uint64_t type, TypeRef(a.type));
         return VhloAttr([type](EncodingWriter& w) -> absl::Status {
-          w.WriteVarInt(kVhloType);
+          w.WriteVarInt(VhloAttrCodeOf(AttrShape::kType));
           w.WriteVarInt(type);
           return absl::OkStatus();
         });
@@ -894,7 +778,7 @@ class Writer {
       blob.assign(reinterpret_cast<const char*>(raw.data()), n * width);
     }
     return VhloAttr([type, &blob](EncodingWriter& w) -> absl::Status {
-      w.WriteVarInt(kVhloTensor);
+      w.WriteVarInt(VhloAttrCodeOf(AttrShape::kTensor));
       w.WriteVarInt(type);
       w.WriteVarInt(blob.size());
       w.WriteBytes(blob);
@@ -903,25 +787,14 @@ class Writer {
   }
 
   absl::StatusOr<uint64_t> VhloStruct(const Attribute& a) {
-    auto field = [&](absl::string_view key) -> absl::StatusOr<const Attribute*> {
-      const Attribute* f = a.Field(key);
-      if (f == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat("#", a.name, " lacks '", key, "'"));
-      }
-      return f;
-    };
-    auto ints = [](const Attribute& f) {
-      std::vector<int64_t> v = f.ints;
-      for (const Attribute& e : f.elements) v.push_back(e.int_value);
-      return v;
-    };
+    auto field = [&](absl::string_view key) { return RequiredField(a, key, /*where=*/""); };
     if (a.name == "vhlo.output_operand_alias_v1") {
       ASSIGN_OR_RETURN(const Attribute* out_indices, field("outputTupleIndices"));
       ASSIGN_OR_RETURN(const Attribute* operand, field("operandIndex"));
       ASSIGN_OR_RETURN(const Attribute* in_indices, field("operandTupleIndices"));
       return VhloAttr([&](EncodingWriter& w) -> absl::Status {
-        w.WriteVarInt(kVhloOutputOperandAlias);
-        std::vector<int64_t> outs = ints(*out_indices), ins = ints(*in_indices);
+        w.WriteVarInt(VhloAttrCodeOf(AttrShape::kOutputOperandAlias));
+        std::vector<int64_t> outs = ListedInts(*out_indices), ins = ListedInts(*in_indices);
         w.WriteVarInt(outs.size());
         for (int64_t v : outs) w.WriteSignedVarInt(v);
         w.WriteSignedVarInt(operand->int_value);
@@ -937,7 +810,7 @@ class Writer {
       ASSIGN_OR_RETURN(const Attribute* mode, field("mode"));
       ASSIGN_OR_RETURN(uint64_t mode_index, AttrRef(*mode));
       return VhloAttr([&](EncodingWriter& w) -> absl::Status {
-        w.WriteVarInt(kVhloResultAccuracy);
+        w.WriteVarInt(VhloAttrCodeOf(AttrShape::kResultAccuracy));
         WriteApInt(w, 64, DoubleBits(atol->float_value));
         WriteApInt(w, 64, DoubleBits(rtol->float_value));
         w.WriteSignedVarInt(ulps->int_value);
@@ -949,7 +822,7 @@ class Writer {
       ASSIGN_OR_RETURN(const Attribute* pre, field("pre_size"));
       ASSIGN_OR_RETURN(const Attribute* size, field("size"));
       return VhloAttr([&](EncodingWriter& w) -> absl::Status {
-        w.WriteVarInt(kVhloSubAxisInfo);
+        w.WriteVarInt(VhloAttrCodeOf(AttrShape::kSubAxisInfo));
         w.WriteSignedVarInt(pre->int_value);
         w.WriteSignedVarInt(size->int_value);
         return absl::OkStatus();
@@ -963,7 +836,7 @@ class Writer {
         ASSIGN_OR_RETURN(sub_index, AttrRef(*sub));
       }
       return VhloAttr([&](EncodingWriter& w) -> absl::Status {
-        w.WriteVarInt(kVhloAxisRef);
+        w.WriteVarInt(VhloAttrCodeOf(AttrShape::kAxisRef));
         w.WriteVarInt(name_index);
         w.WriteVarInt(sub_index ? 1 : 0);
         if (sub_index) w.WriteVarInt(*sub_index);
@@ -976,7 +849,7 @@ class Writer {
       ASSIGN_OR_RETURN(uint64_t mesh_index, AttrRef(*mesh));
       ASSIGN_OR_RETURN(uint64_t axes_index, AttrRef(*axes));
       return VhloAttr([&](EncodingWriter& w) -> absl::Status {
-        w.WriteVarInt(kVhloReplicaGroupMeshAxes);
+        w.WriteVarInt(VhloAttrCodeOf(AttrShape::kReplicaGroupMeshAxes));
         w.WriteVarInt(mesh_index);
         w.WriteVarInt(axes_index);
         return absl::OkStatus();
@@ -1042,7 +915,7 @@ class Writer {
           }
           count = a.ints.size();
         } else {
-          const int bytes = FloatWidth(a.text) / 8;
+          const int bytes = FloatWidthOf(a.text) / 8;
           for (double v : a.floats) {
             std::optional<uint64_t> bits = FloatBits(a.text, v);
             for (int i = 0; i < bytes; ++i) blob.push_back(static_cast<char>(*bits >> (8 * i)));

@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -20,6 +18,7 @@
 #include "xlite/ir/shape.h"
 #include "xlite/stablehlo/printer.h"
 #include "xlite/support/status.h"
+#include "xlite/vhlo/op_tree_rewriter.h"
 #include "xlite/vhlo/vhlo_conversion_tables.h"
 #include "xlite/vhlo/vhlo_op_properties.h"
 
@@ -27,11 +26,9 @@ namespace xlite::vhlo {
 namespace {
 
 using mlir::Attribute;
-using mlir::Block;
 using mlir::NamedAttribute;
 using mlir::Operation;
 using mlir::OwningOp;
-using mlir::Region;
 using mlir::Type;
 using mlir::Value;
 using Kind = Attribute::Kind;
@@ -194,7 +191,7 @@ std::vector<PropertyName> PropertyNamesOf(absl::string_view vhlo_name) {
 }
 
 // --------------------------------------------------------------- Downgrader
-class Downgrader {
+class Downgrader : public OpTreeRewriter {
  public:
   explicit Downgrader(Version target) : target_(target) {}
 
@@ -204,22 +201,8 @@ class Downgrader {
           absl::StrCat("target version ", target_.ToString(), " is outside the supported window ",
                        Version::Minimum().ToString(), "..", Version::Current().ToString()));
     }
-    ASSIGN_OR_RETURN(OwningOp out, ConvertOp(module, nullptr));
-    for (const auto& [op, index, old_value] : forward_operands_) {
-      auto it = values_.find(old_value);
-      if (it == values_.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("operand %", old_value->name, " of '", op->name, "' is not defined"));
-      }
-      op->operands[index] = it->second;
-    }
-    for (const auto& [op, index, old_block] : forward_successors_) {
-      auto it = blocks_.find(old_block);
-      if (it == blocks_.end()) {
-        return absl::InvalidArgumentError(absl::StrCat("successor of '", op->name, "' unknown"));
-      }
-      op->successors[index] = it->second;
-    }
+    ASSIGN_OR_RETURN(OwningOp out, RewriteOp(module, nullptr));
+    RETURN_IF_ERROR(ResolveForwardReferences());
     return out;
   }
 
@@ -232,15 +215,7 @@ class Downgrader {
 
   // ---------------------------------------------------------------- types
   absl::Status CheckElement(const std::string& element, absl::string_view where) const {
-    const VersionedElement* row = FindVersionedType(element);
-    if (row == nullptr && absl::StartsWith(element, "memref")) row = FindVersionedType("memref");
-    if (row == nullptr && absl::StartsWith(element, "!stablehlo.future")) {
-      row = FindVersionedType("!stablehlo.future");
-    }
-    if (row == nullptr && absl::StartsWith(element, "!quant.uniform") &&
-        absl::StrContains(element, "{")) {
-      row = FindVersionedType("!quant.uniform (per axis)");
-    }
+    const VersionedElement* row = FindVersionedElementType(element);
     if (row != nullptr && target_ < row->min) {
       return TooNew(absl::StrCat("type ", element, " (!vhlo.", row->vhlo_name, ")"), where,
                     row->min);
@@ -256,14 +231,7 @@ class Downgrader {
         absl::ConsumeSuffix(&bounds, "]>")) {
       out.encoding = absl::StrCat("#stablehlo.bounds<", bounds, ">");
     }
-    for (Type& t : out.elements) {
-      ASSIGN_OR_RETURN(Type c, ConvertType(t, where));
-      t = std::move(c);
-    }
-    for (Type& t : out.results) {
-      ASSIGN_OR_RETURN(Type c, ConvertType(t, where));
-      t = std::move(c);
-    }
+    RETURN_IF_ERROR(ConvertNestedTypes(out, [&](const Type& t) { return ConvertType(t, where); }));
     return out;
   }
 
@@ -538,14 +506,11 @@ class Downgrader {
         std::optional<Attribute> dn = take("dot_dimension_numbers");
         Attribute empty;
         const Attribute& dims = dn ? *dn : empty;
-        for (const char* key : {"lhs_batching_dimensions", "rhs_batching_dimensions",
-                                "lhs_contracting_dimensions", "rhs_contracting_dimensions"}) {
+        for (const char* key : kDotDimensionFields) {
           out.emplace_back(key, I64Tensor(ints_field(dims, key)));
         }
         std::optional<Attribute> algorithm = take("algorithm");
-        for (const char* key : {"lhs_precision_type", "rhs_precision_type", "accumulation_type",
-                                "lhs_component_count", "rhs_component_count",
-                                "num_primitive_operations", "allow_imprecise_accumulation"}) {
+        for (const char* key : kDotAlgorithmFields) {
           const Attribute* part = algorithm ? algorithm->Field(key) : nullptr;
           if (part == nullptr) {
             out.emplace_back(key, NoneType());
@@ -559,17 +524,11 @@ class Downgrader {
       case Grouping::kGatherDimensions:
       case Grouping::kScatterDimensions: {
         const bool gather = grouping == Grouping::kGatherDimensions;
-        static const char* kGather[] = {"offset_dims", "collapsed_slice_dims",
-                                        "operand_batching_dims", "start_indices_batching_dims",
-                                        "start_index_map"};
-        static const char* kScatter[] = {"update_window_dims", "inserted_window_dims",
-                                         "input_batching_dims", "scatter_dims_to_operand_dims",
-                                         "scatter_indices_batching_dims"};
         std::optional<Attribute> dn =
             take(gather ? "dimension_numbers" : "scatter_dimension_numbers");
         Attribute empty;
         const Attribute& dims = dn ? *dn : empty;
-        for (const char* key : gather ? kGather : kScatter) {
+        for (const char* key : gather ? kGatherDimensionFields : kScatterDimensionFields) {
           out.emplace_back(key, I64Tensor(ints_field(dims, key)));
         }
         const Attribute* index_vector_dim = dims.Field("index_vector_dim");
@@ -801,17 +760,16 @@ class Downgrader {
   }
 
   // ------------------------------------------------------------ structure
-  absl::StatusOr<OwningOp> ConvertOp(const Operation& op, const Operation* parent) {
-    auto out = std::make_unique<Operation>();
-    out->loc = op.loc;
+  absl::Status ConvertNameAndAttributes(const Operation& op, const Operation* /*parent*/,
+                                        Operation& out) override {
     const std::string where = op.name;
     if (op.name == "builtin.module") {
-      out->name = op.name;
+      out.name = op.name;
       for (const NamedAttribute& a : op.attributes) {
         const std::string context = absl::StrCat(where, " attribute '", a.first, "'");
         ASSIGN_OR_RETURN(Attribute c, ToVhlo(a.second, context));
         RETURN_IF_ERROR(CheckAttributesAt(c, context));
-        out->attributes.emplace_back(a.first, std::move(c));
+        out.attributes.emplace_back(a.first, std::move(c));
       }
     } else {
       for (const FeatureRule& rule : kFeatureRules) {
@@ -832,65 +790,17 @@ class Downgrader {
         RETURN_IF_ERROR(
             CheckAttributesAt(a.second, absl::StrCat(where, " attribute '", a.first, "'")));
       }
-      out->name = chosen->vhlo_name;
-      out->attributes = std::move(attrs);
+      out.name = chosen->vhlo_name;
+      out.attributes = std::move(attrs);
     }
-    (void)parent;
+    return absl::OkStatus();
+  }
 
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      auto it = values_.find(op.operands[i]);
-      if (it != values_.end()) {
-        out->operands.push_back(it->second);
-      } else {
-        out->operands.push_back(nullptr);
-        forward_operands_.emplace_back(out.get(), i, op.operands[i]);
-      }
-    }
-    for (size_t i = 0; i < op.results.size(); ++i) {
-      auto value = std::make_unique<Value>(*op.results[i]);
-      ASSIGN_OR_RETURN(value->type, ConvertType(value->type, where));
-      value->defining_op = out.get();
-      value->owner = nullptr;
-      values_[op.results[i].get()] = value.get();
-      out->results.push_back(std::move(value));
-    }
-    for (size_t i = 0; i < op.successors.size(); ++i) {
-      out->successors.push_back(nullptr);
-      forward_successors_.emplace_back(out.get(), i, op.successors[i]);
-    }
-    for (const auto& region : op.regions) {
-      auto new_region = std::make_unique<Region>();
-      for (const auto& block : region->blocks) {
-        auto new_block = std::make_unique<Block>();
-        new_block->label = block->label;
-        new_block->parent = out.get();
-        for (const auto& arg : block->arguments) {
-          auto value = std::make_unique<Value>(*arg);
-          ASSIGN_OR_RETURN(value->type, ConvertType(value->type, where));
-          value->owner = new_block.get();
-          value->defining_op = nullptr;
-          values_[arg.get()] = value.get();
-          new_block->arguments.push_back(std::move(value));
-        }
-        blocks_[block.get()] = new_block.get();
-        new_region->blocks.push_back(std::move(new_block));
-      }
-      for (size_t b = 0; b < region->blocks.size(); ++b) {
-        for (const auto& inner : region->blocks[b]->operations) {
-          ASSIGN_OR_RETURN(OwningOp converted, ConvertOp(*inner, &op));
-          new_region->blocks[b]->operations.push_back(std::move(converted));
-        }
-      }
-      out->regions.push_back(std::move(new_region));
-    }
-    return out;
+  absl::StatusOr<Type> ConvertValueType(const Type& type, const Operation& op) const override {
+    return ConvertType(type, op.name);
   }
 
   Version target_;
-  absl::flat_hash_map<const Value*, Value*> values_;
-  absl::flat_hash_map<const Block*, Block*> blocks_;
-  std::vector<std::tuple<Operation*, size_t, const Value*>> forward_operands_;
-  std::vector<std::tuple<Operation*, size_t, const Block*>> forward_successors_;
 };
 
 }  // namespace

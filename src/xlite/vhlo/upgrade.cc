@@ -1,13 +1,10 @@
 #include "xlite/vhlo/upgrade.h"
 
 #include <algorithm>
-#include <memory>
 #include <optional>
-#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -16,19 +13,17 @@
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/support/status.h"
 #include "xlite/vhlo/bytecode_reader.h"
+#include "xlite/vhlo/op_tree_rewriter.h"
 #include "xlite/vhlo/vhlo_conversion_tables.h"
 
 namespace xlite::vhlo {
 namespace {
 
 using mlir::Attribute;
-using mlir::Block;
 using mlir::NamedAttribute;
 using mlir::Operation;
 using mlir::OwningOp;
-using mlir::Region;
 using mlir::Type;
-using mlir::Value;
 using Kind = Attribute::Kind;
 
 Attribute IntList(const std::vector<int64_t>& values) {
@@ -47,7 +42,7 @@ Attribute Struct(std::string name, std::vector<NamedAttribute> fields) {
 }
 
 // --------------------------------------------------------------- Upgrader
-class Upgrader {
+class Upgrader : public OpTreeRewriter {
  public:
   explicit Upgrader(Version producer) : producer_(producer) {}
 
@@ -59,19 +54,9 @@ class Upgrader {
                        " is outside the supported window ", Version::Minimum().ToString(), "..",
                        Version::Current().ToString()));
     }
-    ASSIGN_OR_RETURN(OwningOp out, ConvertOp(module, nullptr));
-    for (const auto& [op, index, old_value] : forward_operands_) {
-      auto it = values_.find(old_value);
-      if (it == values_.end()) {
-        return Error(
-            absl::StrCat("operand %", old_value->name, " of '", op->name, "' is not defined"));
-      }
-      op->operands[index] = it->second;
-    }
-    for (const auto& [op, index, old_block] : forward_successors_) {
-      auto it = blocks_.find(old_block);
-      if (it == blocks_.end()) return Error(absl::StrCat("successor of '", op->name, "' unknown"));
-      op->successors[index] = it->second;
+    ASSIGN_OR_RETURN(OwningOp out, RewriteOp(module, nullptr));
+    if (absl::Status resolved = ResolveForwardReferences(); !resolved.ok()) {
+      return Error(resolved.message());
     }
     return out;
   }
@@ -102,15 +87,7 @@ class Upgrader {
   // ---------------------------------------------------------------- types
   absl::StatusOr<std::string> ConvertElement(const std::string& element,
                                              absl::string_view where) const {
-    const VersionedElement* row = FindVersionedType(element);
-    if (row == nullptr && absl::StartsWith(element, "memref")) row = FindVersionedType("memref");
-    if (row == nullptr && absl::StartsWith(element, "!stablehlo.future")) {
-      row = FindVersionedType("!stablehlo.future");
-    }
-    if (row == nullptr && absl::StartsWith(element, "!quant.uniform") &&
-        absl::StrContains(element, "{")) {
-      row = FindVersionedType("!quant.uniform (per axis)");
-    }
+    const VersionedElement* row = FindVersionedElementType(element);
     if (row != nullptr && producer_ < row->min) {
       return Error(absl::StrCat("type ", element, " (!vhlo.", row->vhlo_name, ") in ", where,
                                 " exists from StableHLO ", row->min.ToString(), " on"));
@@ -129,14 +106,7 @@ class Upgrader {
     if (absl::ConsumePrefix(&bounds, "#stablehlo.bounds<") && absl::ConsumeSuffix(&bounds, ">")) {
       out.encoding = absl::StrCat("#stablehlo.type_extensions<bounds = [", bounds, "]>");
     }
-    for (Type& t : out.elements) {
-      ASSIGN_OR_RETURN(Type c, ConvertType(t, where));
-      t = std::move(c);
-    }
-    for (Type& t : out.results) {
-      ASSIGN_OR_RETURN(Type c, ConvertType(t, where));
-      t = std::move(c);
-    }
+    RETURN_IF_ERROR(ConvertNestedTypes(out, [&](const Type& t) { return ConvertType(t, where); }));
     return out;
   }
 
@@ -207,16 +177,9 @@ class Upgrader {
     if (!absl::StartsWith(a.name, "vhlo.")) return a;  // another dialect's attribute
     RETURN_IF_ERROR(CheckAttributeVersion(a.name, where));
     auto field = [&](absl::string_view key) -> absl::StatusOr<const Attribute*> {
-      const Attribute* f = a.Field(key);
-      if (f == nullptr) {
-        return Error(absl::StrCat("#", a.name, " in ", where, " lacks '", key, "'"));
-      }
+      absl::StatusOr<const Attribute*> f = RequiredField(a, key, where);
+      if (!f.ok()) return Error(f.status().message());
       return f;
-    };
-    auto ints = [](const Attribute& f) {
-      std::vector<int64_t> v = f.ints;
-      for (const Attribute& e : f.elements) v.push_back(e.int_value);
-      return v;
     };
     if (a.name == "vhlo.output_operand_alias_v1") {
       absl::StatusOr<const Attribute*> out_indices = field("outputTupleIndices");
@@ -226,9 +189,9 @@ class Upgrader {
       if (!operand.ok()) return operand.status();
       if (!in_indices.ok()) return in_indices.status();
       return Struct("stablehlo.output_operand_alias",
-                    {{"output_tuple_indices", IntList(ints(**out_indices))},
+                    {{"output_tuple_indices", IntList(ListedInts(**out_indices))},
                      {"operand_index", Attribute::Int((*operand)->int_value)},
-                     {"operand_tuple_indices", IntList(ints(**in_indices))}});
+                     {"operand_tuple_indices", IntList(ListedInts(**in_indices))}});
     }
     if (a.name == "vhlo.result_accuracy_v1") {
       std::vector<NamedAttribute> fields;
@@ -392,8 +355,7 @@ class Upgrader {
       case Grouping::kDotDimensions: {
         // StableHLO prints #stablehlo.dot fields in this order.
         std::vector<NamedAttribute> fields;
-        for (const char* key : {"lhs_batching_dimensions", "rhs_batching_dimensions",
-                                "lhs_contracting_dimensions", "rhs_contracting_dimensions"}) {
+        for (const char* key : kDotDimensionFields) {
           ASSIGN_OR_RETURN(auto dims, take_ints(key));
           fields.emplace_back(key, IntList(dims));
         }
@@ -401,9 +363,7 @@ class Upgrader {
         // #stablehlo.dot_algorithm: all seven present, or (all none) no algorithm.
         std::vector<NamedAttribute> algorithm;
         int none = 0;
-        for (const char* key : {"lhs_precision_type", "rhs_precision_type", "accumulation_type",
-                                "lhs_component_count", "rhs_component_count",
-                                "num_primitive_operations", "allow_imprecise_accumulation"}) {
+        for (const char* key : kDotAlgorithmFields) {
           ASSIGN_OR_RETURN(auto part, take(key));
           if (IsNeutral(part, Neutral::kNoneType)) {
             ++none;
@@ -421,14 +381,8 @@ class Upgrader {
       case Grouping::kGatherDimensions:
       case Grouping::kScatterDimensions: {
         const bool gather = grouping == Grouping::kGatherDimensions;
-        static const char* kGather[] = {"offset_dims", "collapsed_slice_dims",
-                                        "operand_batching_dims", "start_indices_batching_dims",
-                                        "start_index_map"};
-        static const char* kScatter[] = {"update_window_dims", "inserted_window_dims",
-                                         "input_batching_dims", "scatter_dims_to_operand_dims",
-                                         "scatter_indices_batching_dims"};
         std::vector<NamedAttribute> fields;
-        for (const char* key : gather ? kGather : kScatter) {
+        for (const char* key : gather ? kGatherDimensionFields : kScatterDimensionFields) {
           ASSIGN_OR_RETURN(auto dims, take_ints(key));
           fields.emplace_back(key, IntList(dims));
         }
@@ -531,11 +485,9 @@ class Upgrader {
   }
 
   // ------------------------------------------------------------ structure
-  absl::StatusOr<OwningOp> ConvertOp(const Operation& op, const Operation* parent) {
-    auto out = std::make_unique<Operation>();
-    out->loc = op.loc;
+  absl::Status ConvertNameAndAttributes(const Operation& op, const Operation* parent,
+                                        Operation& out) override {
     std::vector<NamedAttribute> attrs = op.attributes;
-    std::string where = absl::StrCat("'", op.name, "'");
     std::string vhlo_name = op.name;
     if (absl::StartsWith(op.name, "vhlo.")) {
       absl::StatusOr<const OpVersion*> row = LookupOpVersion(op.name);
@@ -545,75 +497,25 @@ class Upgrader {
       }
       ASSIGN_OR_RETURN(const OpVersion* latest, Upgrade(*row, attrs));
       vhlo_name = latest->vhlo_name;
-      out->name = latest->target_name;
+      out.name = latest->target_name;
       if (vhlo_name == "vhlo.return_v1" && parent != nullptr && parent->name == "vhlo.func_v1") {
-        out->name = "func.return";
+        out.name = "func.return";
       }
     } else {
-      out->name = op.name;
+      out.name = op.name;
     }
-    absl::StatusOr<std::vector<NamedAttribute>> converted =
-        ConvertAttributes(vhlo_name, std::move(attrs), where);
-    if (!converted.ok()) return converted.status();
-    out->attributes = *std::move(converted);
-
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      auto it = values_.find(op.operands[i]);
-      if (it != values_.end()) {
-        out->operands.push_back(it->second);
-      } else {
-        out->operands.push_back(nullptr);
-        forward_operands_.emplace_back(out.get(), i, op.operands[i]);
-      }
-    }
-    for (size_t i = 0; i < op.results.size(); ++i) {
-      auto value = std::make_unique<Value>(*op.results[i]);
-      ASSIGN_OR_RETURN(Type type, ConvertType(value->type, where));
-      value->type = std::move(type);
-      value->defining_op = out.get();
-      value->owner = nullptr;
-      values_[op.results[i].get()] = value.get();
-      out->results.push_back(std::move(value));
-    }
-    for (size_t i = 0; i < op.successors.size(); ++i) {
-      out->successors.push_back(nullptr);
-      forward_successors_.emplace_back(out.get(), i, op.successors[i]);
-    }
-    for (const auto& region : op.regions) {
-      auto new_region = std::make_unique<Region>();
-      // Blocks (and their arguments) first: successors and later uses refer to them.
-      for (const auto& block : region->blocks) {
-        auto new_block = std::make_unique<Block>();
-        new_block->label = block->label;
-        new_block->parent = out.get();
-        for (const auto& arg : block->arguments) {
-          auto value = std::make_unique<Value>(*arg);
-          ASSIGN_OR_RETURN(Type type, ConvertType(value->type, where));
-          value->type = std::move(type);
-          value->owner = new_block.get();
-          value->defining_op = nullptr;
-          values_[arg.get()] = value.get();
-          new_block->arguments.push_back(std::move(value));
-        }
-        blocks_[block.get()] = new_block.get();
-        new_region->blocks.push_back(std::move(new_block));
-      }
-      for (size_t b = 0; b < region->blocks.size(); ++b) {
-        for (const auto& inner : region->blocks[b]->operations) {
-          ASSIGN_OR_RETURN(OwningOp converted_op, ConvertOp(*inner, &op));
-          new_region->blocks[b]->operations.push_back(std::move(converted_op));
-        }
-      }
-      out->regions.push_back(std::move(new_region));
-    }
-    return out;
+    ASSIGN_OR_RETURN(out.attributes, ConvertAttributes(vhlo_name, std::move(attrs), Where(op)));
+    return absl::OkStatus();
   }
 
+  absl::StatusOr<Type> ConvertValueType(const Type& type, const Operation& op) const override {
+    return ConvertType(type, Where(op));
+  }
+
+  // How errors name an op.
+  static std::string Where(const Operation& op) { return absl::StrCat("'", op.name, "'"); }
+
   Version producer_;
-  absl::flat_hash_map<const Value*, Value*> values_;
-  absl::flat_hash_map<const Block*, Block*> blocks_;
-  std::vector<std::tuple<Operation*, size_t, const Value*>> forward_operands_;
-  std::vector<std::tuple<Operation*, size_t, const Block*>> forward_successors_;
 };
 
 }  // namespace

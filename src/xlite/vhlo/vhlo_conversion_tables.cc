@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "xlite/ir/literal.h"
 #include "xlite/stablehlo/mlir_parser.h"
 
@@ -36,6 +38,20 @@ bool IsFloat(const Attribute* a, double value) {
 }
 
 }  // namespace
+
+std::vector<int64_t> ListedInts(const Attribute& a) {
+  std::vector<int64_t> v = a.ints;
+  for (const Attribute& e : a.elements) v.push_back(e.int_value);
+  return v;
+}
+
+absl::StatusOr<const Attribute*> RequiredField(const Attribute& a, absl::string_view key,
+                                               absl::string_view where) {
+  const Attribute* f = a.Field(key);
+  if (f != nullptr) return f;
+  const std::string in_where = where.empty() ? "" : absl::StrCat(" in ", where);
+  return absl::InvalidArgumentError(absl::StrCat("#", a.name, in_where, " lacks '", key, "'"));
+}
 
 bool IsNeutral(const Attribute& a, Neutral neutral) {
   switch (neutral) {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "xlite/stablehlo/mlir.h"
 
@@ -43,6 +44,15 @@ bool IsNeutral(const mlir::Attribute& a, Neutral neutral);
 // The value itself; shaped values (splats, precision lists) come out empty,
 // since their shape depends on the op (see downgrade.cc).
 mlir::Attribute MakeNeutral(Neutral neutral);
+
+// Helpers for reading VHLO structs, shared by upgrade.cc and the writer.
+// The integers a list attribute holds: its `ints`, then its elements' values.
+std::vector<int64_t> ListedInts(const mlir::Attribute& a);
+// Field `key` of struct `a`, or InvalidArgument "#<struct> lacks '<key>'"
+// ("#<struct> in <where> lacks .." when `where` is not empty).
+absl::StatusOr<const mlir::Attribute*> RequiredField(const mlir::Attribute& a,
+                                                     absl::string_view key,
+                                                     absl::string_view where);
 
 // What changed from one op version to the next. An upgrade adds the
 // attributes the newer version introduced, with the value that keeps the old
@@ -88,6 +98,22 @@ enum class Grouping {
   kScatterDimensions,  // -> scatter_dimension_numbers = #stablehlo.scatter<..>
   kChannelHandle,      // channel_id, channel_type -> channel_handle
 };
+
+// The parts of the grouped attributes, as VHLO names them, in the order
+// StableHLO prints them; both directions split and join them by these lists.
+inline constexpr const char* kDotDimensionFields[] = {
+    "lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+    "rhs_contracting_dimensions"};
+inline constexpr const char* kDotAlgorithmFields[] = {
+    "lhs_precision_type",          "rhs_precision_type",  "accumulation_type",
+    "lhs_component_count",         "rhs_component_count", "num_primitive_operations",
+    "allow_imprecise_accumulation"};
+inline constexpr const char* kGatherDimensionFields[] = {
+    "offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
+    "start_index_map"};
+inline constexpr const char* kScatterDimensionFields[] = {
+    "update_window_dims", "inserted_window_dims", "input_batching_dims",
+    "scatter_dims_to_operand_dims", "scatter_indices_batching_dims"};
 
 struct OpRule {
   std::vector<std::string> ops;  // newest VHLO op versions sharing the rule

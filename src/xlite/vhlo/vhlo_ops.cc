@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -354,6 +355,19 @@ const VersionedElement* FindVersionedType(absl::string_view stablehlo_element) {
     if (t.stablehlo_name == stablehlo_element) return &t;
   }
   return nullptr;
+}
+
+const VersionedElement* FindVersionedElementType(absl::string_view element) {
+  const VersionedElement* row = FindVersionedType(element);
+  if (row == nullptr && absl::StartsWith(element, "memref")) row = FindVersionedType("memref");
+  if (row == nullptr && absl::StartsWith(element, "!stablehlo.future")) {
+    row = FindVersionedType("!stablehlo.future");
+  }
+  if (row == nullptr && absl::StartsWith(element, "!quant.uniform") &&
+      absl::StrContains(element, "{")) {
+    row = FindVersionedType("!quant.uniform (per axis)");
+  }
+  return row;
 }
 
 const VersionedElement* FindVersionedAttribute(absl::string_view vhlo_name) {

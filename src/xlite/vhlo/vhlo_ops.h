@@ -96,6 +96,10 @@ absl::Status CheckOpLegalAt(const OpVersion& op, const Version& producer);
 
 // Versioned type/attribute rows by VHLO mnemonic or StableHLO spelling.
 const VersionedElement* FindVersionedType(absl::string_view stablehlo_element);
+// The row of a full element spelling ("memref<4xf32>", "!stablehlo.future<..>",
+// a per-axis "!quant.uniform<..{..}>" fall under their family's row), or null
+// when the element exists in every version.
+const VersionedElement* FindVersionedElementType(absl::string_view element);
 const VersionedElement* FindVersionedAttribute(absl::string_view vhlo_name);
 
 }  // namespace xlite::vhlo
