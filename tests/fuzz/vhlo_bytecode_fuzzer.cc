@@ -11,13 +11,11 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "xlite/stablehlo/import.h"
 #include "xlite/vhlo/upgrade.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 256 * 1024) return -1;  // -1: do not add to the corpus.
   absl::string_view bytes(reinterpret_cast<const char*>(data), size);
-  auto program = xlite::vhlo::DeserializePortableArtifact(bytes, "<fuzz>");
-  if (program.ok()) (void)xlite::stablehlo::ImportStablehloProgram(**program, "<fuzz>");
+  (void)xlite::vhlo::ImportPortableArtifact(bytes, "<fuzz>");
   return 0;
 }

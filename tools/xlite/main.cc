@@ -195,10 +195,8 @@ int RunOpt(std::vector<std::string> args) {
   if (absl::EndsWith(file, ".mlir.bc") || xlite::vhlo::IsBytecode(text)) {
     // A portable artifact: VHLO bytecode, upgraded to StableHLO, lowered, verified.
     if (split) return Fail("--split-input-file applies to .mlir text input");
-    absl::StatusOr<xlite::mlir::OwningOp> program =
-        xlite::vhlo::DeserializePortableArtifact(text, file);
     absl::StatusOr<std::unique_ptr<xlite::HloModule>> module =
-        program.ok() ? xlite::stablehlo::ImportStablehloProgram(**program, file) : program.status();
+        xlite::vhlo::ImportPortableArtifact(text, file);
     if (!module.ok()) {
       std::cerr << module.status().message() << "\n";
       return absl::IsUnimplemented(module.status()) ? 3 : 1;

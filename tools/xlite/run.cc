@@ -172,9 +172,7 @@ int Run(const std::vector<std::string>& argv) {
   if (absl::EndsWith(f.file, ".mlir.bc") || vhlo::IsBytecode(text)) {
     // A portable artifact: VHLO bytecode, upgraded to StableHLO, then lowered.
     if (f.split_input_file) return Fail("--split-input-file applies to .mlir text input");
-    absl::StatusOr<mlir::OwningOp> program = vhlo::DeserializePortableArtifact(text, label);
-    absl::StatusOr<std::unique_ptr<HloModule>> module =
-        program.ok() ? stablehlo::ImportStablehloProgram(**program, label) : program.status();
+    absl::StatusOr<std::unique_ptr<HloModule>> module = vhlo::ImportPortableArtifact(text, label);
     if (!module.ok()) {
       std::cerr << module.status().message() << "\n";
       return ExitCode(module.status());

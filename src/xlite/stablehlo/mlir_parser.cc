@@ -196,6 +196,9 @@ class Parser {
   absl::Status NormalizeKeywords(Operation& op, std::vector<NamedAttribute> keywords, size_t pos);
   absl::Status ParseReduce(Operation& op, int declared_results);
   absl::Status ParseWhile(Operation& op, int declared_results);
+  // `%name = %value, ... )` after the '(' of while's or scf.for's carried
+  // values: the names go to `names`, the values become operands.
+  absl::Status ParseInitList(Operation& op, std::vector<std::string>& names);
   absl::Status ParseConvolution(Operation& op, int declared_results);
   absl::Status ParseCompare(Operation& op, int declared_results);
   absl::Status ParseSlice(Operation& op, int declared_results);
@@ -1718,19 +1721,23 @@ absl::Status Parser::ParseReduce(Operation& op, int declared_results) {
   return ParseRegion(op, &args);
 }
 
+absl::Status Parser::ParseInitList(Operation& op, std::vector<std::string>& names) {
+  do {
+    ASSIGN_OR_RETURN(std::string name, SuffixName('%'));
+    RETURN_IF_ERROR(c_.Expect("="));
+    ASSIGN_OR_RETURN(Value * init, ParseValueRef());
+    names.push_back(name);
+    op.operands.push_back(init);
+  } while (c_.TryConsume(","));
+  return c_.Expect(")");
+}
+
 absl::Status Parser::ParseWhile(Operation& op, int declared_results) {
   // while(%iter = %init, ...) : types [attributes {..}] cond { } do { }
   RETURN_IF_ERROR(c_.Expect("("));
   std::vector<std::string> names;
   if (!c_.TryConsume(")")) {
-    do {
-      ASSIGN_OR_RETURN(std::string name, SuffixName('%'));
-      RETURN_IF_ERROR(c_.Expect("="));
-      ASSIGN_OR_RETURN(Value * init, ParseValueRef());
-      names.push_back(name);
-      op.operands.push_back(init);
-    } while (c_.TryConsume(","));
-    RETURN_IF_ERROR(c_.Expect(")"));
+    RETURN_IF_ERROR(ParseInitList(op, names));
   }
   std::vector<Type> types;
   if (c_.TryConsume(":")) {
@@ -1871,14 +1878,7 @@ absl::Status Parser::ParseScfFor(Operation& op, int declared_results) {
   std::vector<Type> results;
   if (TryWord("iter_args")) {
     RETURN_IF_ERROR(c_.Expect("("));
-    do {
-      ASSIGN_OR_RETURN(std::string name, SuffixName('%'));
-      RETURN_IF_ERROR(c_.Expect("="));
-      ASSIGN_OR_RETURN(Value * init, ParseValueRef());
-      names.push_back(name);
-      op.operands.push_back(init);
-    } while (c_.TryConsume(","));
-    RETURN_IF_ERROR(c_.Expect(")"));
+    RETURN_IF_ERROR(ParseInitList(op, names));
     RETURN_IF_ERROR(c_.Expect("->"));
     ASSIGN_OR_RETURN(results, ParseResultTypes());
   }

@@ -873,10 +873,12 @@ absl::StatusOr<mlir::Type> AttrTypeTable::VhloType(EncodingReader& r, int depth,
         ASSIGN_OR_RETURN(const mlir::Attribute* e, ReadAttribute(r, depth + 1));
         const mlir::Attribute* bounds = e->Field("bounds");
         if (e->kind == AKind::kStruct && e->name == "vhlo.type_extensions_v1" && bounds) {
-          // Bounded dynamism, spelled as StableHLO text spells it.
+          // Bounded dynamism, spelled as the text reader keeps StableHLO's
+          // generic form, so the upgrade need not respell it.
           std::vector<std::string> parts;
           for (int64_t b : bounds->ints) parts.push_back(DimText(b));
-          encoding = absl::StrCat("#stablehlo.bounds<", absl::StrJoin(parts, ", "), ">");
+          encoding = absl::StrCat("#stablehlo.type_extensions<bounds = [",
+                                  absl::StrJoin(parts, ", "), "]>");
         } else if (e->kind == AKind::kOpaque) {
           encoding = e->text;
         } else {

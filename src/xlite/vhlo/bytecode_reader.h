@@ -12,7 +12,8 @@
 //
 //   Types                                  mlir::Type
 //   !vhlo.tensor_v1<2x?x!vhlo.f32_v1>      kTensor dims {2, kDynamic}, element "f32"
-//     with #vhlo.type_extensions_v1<bounds = [4, ?]>  encoding "#stablehlo.bounds<4, ?>"
+//     with #vhlo.type_extensions_v1<bounds = [4, ?]>  encoding "#stablehlo.type_extensions<bounds =
+//     [4, ?]>"
 //   !vhlo.unranked_tensor_v1<E>            kTensor ranked = false
 //   !vhlo.f32_v1, bf16, f16, f64, f8*, f4E2M1FN, f6*, tf31 (tf32)
 //                                          kScalar "f32", "bf16", ..., "tf32"

@@ -177,7 +177,7 @@ TEST(BytecodeReaderTest, SpotChecksOfTheNewestGolden) {
     }
     auto count = [&](const mlir::Value& v) {
       if (absl::StartsWith(v.type.element, "!quant.uniform<")) ++quantized;
-      if (v.type.encoding == "#stablehlo.bounds<16, ?>") ++bounded;
+      if (v.type.encoding == "#stablehlo.type_extensions<bounds = [16, ?]>") ++bounded;
       if (v.type.kind == mlir::Type::Kind::kToken) ++tokens;
     };
     for (const auto& r : op.results) count(*r);

@@ -21,6 +21,7 @@
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/stablehlo/printer.h"
 #include "xlite/support/status.h"
+#include "xlite/vhlo/bytecode_attributes.h"
 #include "xlite/vhlo/bytecode_codes.h"
 #include "xlite/vhlo/bytecode_encoding.h"
 #include "xlite/vhlo/downgrade.h"
@@ -92,19 +93,6 @@ std::optional<uint64_t> FloatBits(absl::string_view element, double value) {
   Literal one(Shape::Array(*type, {}));
   one.SetDouble(0, value);
   return one.GetBits(0);
-}
-
-bool IntegerWidth(absl::string_view e, int& width, bool& is_unsigned) {
-  if (e == "index") {
-    width = 64;
-    is_unsigned = false;
-    return true;
-  }
-  is_unsigned = absl::ConsumePrefix(&e, "ui");
-  if (!is_unsigned && !absl::ConsumePrefix(&e, "si") && !absl::ConsumePrefix(&e, "i")) {
-    return false;
-  }
-  return absl::SimpleAtoi(e, &width) && width > 0;
 }
 
 // MLIR's APInt with a known width: a byte up to 8 bits, else a signed varint
@@ -472,9 +460,14 @@ class Writer {
         }
         std::optional<uint64_t> encoding;
         if (!t.encoding.empty()) {
+          // Bounded dynamism in either StableHLO spelling: the generic
+          // type_extensions (as read) or the pretty bounds.
           absl::string_view bounds = t.encoding;
-          if (!absl::ConsumePrefix(&bounds, "#stablehlo.bounds<") ||
-              !absl::ConsumeSuffix(&bounds, ">")) {
+          const bool generic =
+              absl::ConsumePrefix(&bounds, "#stablehlo.type_extensions<bounds = [") &&
+              absl::ConsumeSuffix(&bounds, "]>");
+          if (!generic && !(absl::ConsumePrefix(&bounds, "#stablehlo.bounds<") &&
+                            absl::ConsumeSuffix(&bounds, ">"))) {
             return absl::InvalidArgumentError(
                 absl::StrCat("tensor encoding '", t.encoding, "' has no VHLO encoding"));
           }
@@ -566,7 +559,7 @@ class Writer {
     bool has_payload = false;
     if (element == "index") {
       code = kBuiltinIndexType;
-    } else if (IntegerWidth(element, width, is_unsigned)) {
+    } else if (bytecode::IntegerWidthOf(element, width, is_unsigned)) {
       code = kBuiltinIntegerType;
       const uint64_t signedness = is_unsigned ? 2 : absl::StartsWith(element, "si") ? 1 : 0;
       payload = (static_cast<uint64_t>(width) << 2) | signedness;
@@ -712,7 +705,7 @@ class Writer {
         const std::string element = a.type.element.empty() ? "i64" : a.type.element;
         int width = 64;
         bool is_unsigned = false;
-        if (!IntegerWidth(element, width, is_unsigned)) {
+        if (!bytecode::IntegerWidthOf(element, width, is_unsigned)) {
           return absl::InvalidArgumentError(absl::StrCat("integer of type ", element));
         }
         ASSIGN_OR_RETURN(uint64_t type, ScalarType(element));
@@ -891,7 +884,7 @@ class Writer {
             a.kind == AKind::kBool ? "i1" : (a.type.element.empty() ? "i64" : a.type.element);
         int width = 64;
         bool is_unsigned = false;
-        IntegerWidth(element, width, is_unsigned);
+        bytecode::IntegerWidthOf(element, width, is_unsigned);
         ASSIGN_OR_RETURN(uint64_t type, BuiltinType(element));
         const uint64_t bits =
             a.kind == AKind::kBool ? (a.bool_value ? 1 : 0) : static_cast<uint64_t>(a.int_value);
@@ -908,7 +901,7 @@ class Writer {
         bool is_unsigned = false;
         std::string blob;
         uint64_t count = 0;
-        if (IntegerWidth(a.text, width, is_unsigned)) {
+        if (bytecode::IntegerWidthOf(a.text, width, is_unsigned)) {
           const int bytes = width == 1 ? 1 : (width + 7) / 8;
           for (int64_t v : a.ints) {
             for (int i = 0; i < bytes; ++i) blob.push_back(static_cast<char>(v >> (8 * i)));

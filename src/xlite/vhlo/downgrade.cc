@@ -226,11 +226,6 @@ class Downgrader : public OpTreeRewriter {
   absl::StatusOr<Type> ConvertType(const Type& type, absl::string_view where) const {
     Type out = type;
     if (!type.element.empty()) RETURN_IF_ERROR(CheckElement(type.element, where));
-    absl::string_view bounds = out.encoding;
-    if (absl::ConsumePrefix(&bounds, "#stablehlo.type_extensions<bounds = [") &&
-        absl::ConsumeSuffix(&bounds, "]>")) {
-      out.encoding = absl::StrCat("#stablehlo.bounds<", bounds, ">");
-    }
     RETURN_IF_ERROR(ConvertNestedTypes(out, [&](const Type& t) { return ConvertType(t, where); }));
     return out;
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "xlite/stablehlo/import.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/support/status.h"
 #include "xlite/vhlo/bytecode_reader.h"
@@ -100,11 +101,6 @@ class Upgrader : public OpTreeRewriter {
     if (!type.element.empty()) {
       ASSIGN_OR_RETURN(std::string element, ConvertElement(type.element, where));
       out.element = element;
-    }
-    // VHLO's #vhlo.type_extensions_v1 is StableHLO's #stablehlo.type_extensions.
-    absl::string_view bounds = out.encoding;
-    if (absl::ConsumePrefix(&bounds, "#stablehlo.bounds<") && absl::ConsumeSuffix(&bounds, ">")) {
-      out.encoding = absl::StrCat("#stablehlo.type_extensions<bounds = [", bounds, "]>");
     }
     RETURN_IF_ERROR(ConvertNestedTypes(out, [&](const Type& t) { return ConvertType(t, where); }));
     return out;
@@ -538,6 +534,12 @@ absl::StatusOr<OwningOp> DeserializePortableArtifact(absl::string_view bytes,
                         absl::StrCat(filename, ": ", upgraded.status().message()));
   }
   return upgraded;
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> ImportPortableArtifact(absl::string_view bytes,
+                                                                  const std::string& filename) {
+  ASSIGN_OR_RETURN(OwningOp program, DeserializePortableArtifact(bytes, filename));
+  return stablehlo::ImportStablehloProgram(*program, filename);
 }
 
 }  // namespace xlite::vhlo

@@ -19,10 +19,12 @@
 #ifndef XLITE_VHLO_UPGRADE_H_
 #define XLITE_VHLO_UPGRADE_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "xlite/ir/module.h"
 #include "xlite/stablehlo/mlir.h"
 #include "xlite/vhlo/vhlo_ops.h"
 
@@ -38,6 +40,11 @@ absl::StatusOr<mlir::OwningOp> VhloToStablehlo(const mlir::Operation& vhlo_modul
 // to a StableHLO module. `filename` names the file in errors.
 absl::StatusOr<mlir::OwningOp> DeserializePortableArtifact(absl::string_view bytes,
                                                            const std::string& filename);
+
+// DeserializePortableArtifact, then lowered to HLO and verified
+// (stablehlo::ImportStablehloProgram): what `xlite opt` and `run` load.
+absl::StatusOr<std::unique_ptr<HloModule>> ImportPortableArtifact(absl::string_view bytes,
+                                                                  const std::string& filename);
 
 }  // namespace xlite::vhlo
 
