@@ -32,9 +32,45 @@ struct OpMetadata {
   bool operator==(const OpMetadata&) const = default;
 };
 
+// A device mesh with named axes (XLA's Mesh, Shardy's sdy.mesh):
+// mesh['data'=2,'model'=2] lists devices in iota order; device_ids gives any
+// other order; maximal_mesh[device_id=N] is one device and no axes.
+struct ShardingMesh {
+  std::vector<std::string> axis_names;
+  std::vector<int64_t> axis_sizes;
+  std::vector<int64_t> device_ids;       // row-major over axis_sizes; empty = iota
+  std::optional<int64_t> maximal_device;  // maximal_mesh[device_id=N]
+  bool operator==(const ShardingMesh&) const = default;
+};
+
+// One mesh axis, or the sub-axis 'name':(pre_size)size of it (XLA's AxisRef).
+struct MeshAxisRef {
+  int64_t axis = 0;      // index into ShardingMesh::axis_names
+  int64_t pre_size = 1;  // sub-axis only
+  int64_t size = 0;      // sub-axis size; 0 = the whole axis
+  bool operator==(const MeshAxisRef&) const = default;
+};
+
+// sharding={mesh[...], [{}, {'model'}], replicated={..}, ...}: XLA's
+// NamedSharding. Each tensor dimension is split over its axes, major first; an
+// open dimension ({?} / {'a', ?}) may be sharded further by propagation.
+struct NamedSharding {
+  struct Dim {
+    std::vector<MeshAxisRef> axes;
+    bool is_closed = true;
+    bool operator==(const Dim&) const = default;
+  };
+  ShardingMesh mesh;
+  std::vector<Dim> dims;
+  std::vector<MeshAxisRef> replicated_axes;
+  std::vector<MeshAxisRef> unreduced_axes;
+  std::vector<MeshAxisRef> manual_axes;
+  bool operator==(const NamedSharding&) const = default;
+};
+
 // sharding={...}: XLA's HloSharding.
 struct HloSharding {
-  enum class Kind { kReplicated, kMaximal, kManual, kUnknown, kUnreduced, kTiled, kTuple };
+  enum class Kind { kReplicated, kMaximal, kManual, kUnknown, kUnreduced, kTiled, kTuple, kNamed };
   Kind kind = Kind::kReplicated;
   int64_t device = 0;                    // kMaximal
   std::vector<int64_t> tile_dimensions;  // kTiled: devices=[...]
@@ -45,6 +81,7 @@ struct HloSharding {
   bool last_tile_dim_replicate = false;
   std::vector<std::string> last_tile_dims;  // subgroup types: manual, replicated, ...
   std::vector<HloSharding> tuple_elements;  // kTuple
+  std::optional<NamedSharding> named;       // kNamed
   std::vector<OpMetadata> metadata;
   std::string shard_group;  // "shard_as 1" or "shard_like 2"; empty if none
   bool operator==(const HloSharding&) const = default;
