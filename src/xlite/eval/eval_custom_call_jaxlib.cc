@@ -7,8 +7,8 @@
 // kernels read them as batches of column-major matrices. Literals hold data
 // in logical row-major order, so each operand is first laid out in memory
 // exactly as XLA would, the kernel runs on that memory, and each result is
-// read back through its layout. Without operand_layout_constraints XLA gives
-// operands and results the default (row-major) layout.
+// read back through its layout. Without operand_layout_constraints (JAX always
+// spells them) operands and results are taken as default row-major.
 #include <algorithm>
 #include <complex>
 #include <cstdint>
@@ -627,6 +627,10 @@ std::optional<std::string> UnsupportedReason(absl::string_view target) {
     if (absl::StartsWith(target, prefix)) {
       return "a GPU (CUDA/ROCm) library call; this module was lowered for GPU, lower it for CPU";
     }
+  }
+  for (absl::string_view name : {"Eigh", "Qr", "ProductOfElementaryHouseholderReflectors",
+                                 "LuDecomposition", "ApproxTopK", "tpu_custom_call"}) {
+    if (target == name) return "a TPU target; this module was lowered for TPU, lower it for CPU";
   }
   if ((absl::StartsWith(target, "lapack_") || absl::StartsWith(target, "blas_")) &&
       !absl::EndsWith(target, "_ffi")) {

@@ -740,6 +740,7 @@ TEST(JaxlibErrors, UnsupportedTargetsSayWhy) {
   EXPECT_NE(message("cusolver_getrf_ffi").find("GPU"), std::string::npos);
   EXPECT_NE(message("cu_lu_pivots_to_permutation").find("GPU"), std::string::npos);
   EXPECT_NE(message("ducc_fft").find("fft op"), std::string::npos);
+  EXPECT_NE(message("Eigh").find("TPU"), std::string::npos);
   EXPECT_NE(message("lapack_sfoo_ffi").find("not a LAPACK target jaxlib registers"),
             std::string::npos);
   // Real-only and complex-only routine names keep to their prefixes.
