@@ -652,6 +652,25 @@ TEST(JaxlibLayout, RowMajorMemoryIsReadAsTheTranspose) {
   }
 }
 
+TEST(JaxlibLayout, TrsmWithOlderJaxlibsAlphaOperand) {
+  // Older jaxlib bound (x, y, alpha): alpha·op(x)⁻¹·y.
+  const std::string text =
+      "HloModule m\n\nENTRY main {\n  a = f32[2,2]{1,0} parameter(0)\n"
+      "  b = f32[2,1]{1,0} parameter(1)\n  alpha = f32[] constant(3)\n"
+      "  ROOT x = f32[2,1]{0,1} custom-call(a, b, alpha), custom_call_target=\"lapack_strsm_ffi\", "
+      "operand_layout_constraints={f32[2,2]{0,1}, f32[2,1]{0,1}, f32[]}, "
+      "output_to_operand_aliasing={{}: (1, {})}, api_version=API_VERSION_TYPED_FFI, "
+      "backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}\n}\n";
+  Literal a = F32Matrix({2, 0, 1, 4});
+  Literal b(Shape::Array(PrimitiveType::F32, {2, 1}));
+  b.SetDouble(0, 2);
+  b.SetDouble(1, 5);
+  absl::StatusOr<Literal> out = RunHlo(text, {a, b});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // [[2,0],[1,4]]·x = 3·[2,5]: x = [3, 3].
+  EXPECT_EQ(Values(*out), (std::vector<double>{3, 3}));
+}
+
 // ---------------------------------------------------------------------------
 // Errors.
 
