@@ -210,6 +210,7 @@ absl::StatusOr<Literal> EvalCustomCall(const HloInstruction& instr,
   if (const CustomCallFn* registered = FindCustomCallTarget(target)) {
     return (*registered)(instr, operands);
   }
+  if (IsJaxlibCustomCallTarget(target)) return EvalJaxlibCustomCall(instr, operands);
   if (IsAnnotationTarget(target)) return EvalAnnotation(instr, operands);
   if (target == "TopK" && !instr.called_computations().empty()) {
     return EvalTopKCustomCall(instr, operands, context);

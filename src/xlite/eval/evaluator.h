@@ -97,6 +97,12 @@ absl::StatusOr<Literal> EvalCollective(const HloInstruction&, absl::Span<const L
 absl::StatusOr<Literal> EvalRandom(const HloInstruction&, absl::Span<const Literal* const>,
                                    EvalContext&);
 
+// JAX's CPU custom calls (jaxlib's LAPACK targets; eval_custom_call_jaxlib.cc).
+// True for the targets it runs and for the jaxlib ones it refuses by name.
+bool IsJaxlibCustomCallTarget(absl::string_view target);
+absl::StatusOr<Literal> EvalJaxlibCustomCall(const HloInstruction& instr,
+                                             absl::Span<const Literal* const> operands);
+
 // "opcode 'name': unsupported <feature>" as an Unimplemented status.
 absl::Status Unsupported(const HloInstruction& instr, absl::string_view feature);
 // Row-major strides of `shape`.
