@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "xlite/stablehlo/chlo_decompose.h"
+#include "xlite/stablehlo/element_types.h"
 #include "xlite/stablehlo/hlo_emitter.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/support/status.h"
