@@ -15,6 +15,7 @@
 #include "xlite/ir/float_format.h"
 #include "xlite/stablehlo/element_types.h"
 #include "xlite/stablehlo/printer.h"
+#include "xlite/stablehlo/sdy.h"
 #include "xlite/support/status.h"
 #include "xlite/text/cursor.h"
 
@@ -584,6 +585,16 @@ absl::StatusOr<Attribute> Parser::ParseHashAttribute() {
   size_t start = c_.pos();
   ASSIGN_OR_RETURN(std::string name, SuffixName('#'));
   Attribute a;
+  if (name == "sdy" || absl::StartsWith(name, "sdy.")) {
+    // Shardy's attributes are read (and checked) by sdy.h and kept in their
+    // canonical spelling.
+    c_.set_pos(start);
+    ASSIGN_OR_RETURN(sdy::Attr parsed, sdy::ParseAttr(c_));
+    a.kind = Kind::kOpaque;
+    a.name = absl::StrCat("sdy.", sdy::Mnemonic(parsed));
+    a.text = sdy::Print(parsed);
+    return a;
+  }
   if (c_.PeekRaw() != '<') {
     auto alias = attribute_aliases_.find(name);
     if (alias == attribute_aliases_.end()) {
