@@ -109,6 +109,7 @@ std::string StrippedShardingList(const ShardingPerValue& v) {
 }
 
 std::string PrintDimMapping(const DimMapping& d) {
+  if (d.factors.empty()) return "*";  // no factor (Shardy's null mapping)
   std::string out;
   for (int64_t f : d.factors) out += FactorName(f);
   return out;
@@ -785,23 +786,6 @@ absl::StatusOr<Attr> ParseAttr(Cursor& cursor) { return Reader(cursor).Full(); }
 absl::StatusOr<Attr> ParseAttrText(absl::string_view text) {
   return ParseWhole<Attr>(text, [](Reader& r) { return r.Full(); });
 }
-
-template <typename T>
-absl::StatusOr<T> ParseAttrTextAs(absl::string_view text, absl::string_view what) {
-  ASSIGN_OR_RETURN(Attr a, ParseAttrText(text));
-  if (T* v = std::get_if<T>(&a)) return std::move(*v);
-  return absl::InvalidArgumentError(
-      absl::StrCat("expected ", what, ", got #sdy ", Mnemonic(a), " attribute ", Print(a)));
-}
-template absl::StatusOr<Mesh> ParseAttrTextAs<Mesh>(absl::string_view, absl::string_view);
-template absl::StatusOr<TensorSharding> ParseAttrTextAs<TensorSharding>(absl::string_view,
-                                                                        absl::string_view);
-template absl::StatusOr<ShardingPerValue> ParseAttrTextAs<ShardingPerValue>(absl::string_view,
-                                                                            absl::string_view);
-template absl::StatusOr<ManualAxes> ParseAttrTextAs<ManualAxes>(absl::string_view,
-                                                                absl::string_view);
-template absl::StatusOr<OpShardingRule> ParseAttrTextAs<OpShardingRule>(absl::string_view,
-                                                                        absl::string_view);
 
 absl::StatusOr<TensorSharding> ParseStrippedSharding(Cursor& c) {
   return Reader(c).StrippedSharding();

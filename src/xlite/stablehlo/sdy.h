@@ -19,10 +19,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "xlite/ir/attributes.h"
 #include "xlite/text/cursor.h"
@@ -151,9 +153,14 @@ absl::StatusOr<Attr> ParseAttr(Cursor& cursor);
 // Reads `text`, which must hold exactly one attribute; text escaped for an
 // MLIR or HLO string (\" or \22 around axis names) is unescaped first.
 absl::StatusOr<Attr> ParseAttrText(absl::string_view text);
-// ParseAttrText, requiring the kind `T`.
+// ParseAttrText, requiring the kind `T`; `what` names it in the error.
 template <typename T>
-absl::StatusOr<T> ParseAttrTextAs(absl::string_view text, absl::string_view what);
+absl::StatusOr<T> ParseAttrTextAs(absl::string_view text, absl::string_view what) {
+  absl::StatusOr<Attr> a = ParseAttrText(text);
+  if (!a.ok()) return a.status();
+  if (T* v = std::get_if<T>(&*a)) return std::move(*v);
+  return absl::InvalidArgumentError(absl::StrCat("expected ", what, ", got ", Print(*a)));
+}
 
 // The stripped forms of the sdy ops' custom syntax.
 absl::StatusOr<TensorSharding> ParseStrippedSharding(Cursor& cursor);        // <@m, [...]>

@@ -416,6 +416,8 @@ absl::Status AttrTypeTable::DecodeAttribute(uint64_t index, int depth) {
                          ASSIGN_OR_RETURN(result, VhloAttribute(r, depth, cost));
                        } else if (dialect == "builtin") {
                          ASSIGN_OR_RETURN(result, BuiltinAttribute(r, depth, cost, skip_rest));
+                       } else if (dialect == "sdy") {
+                         ASSIGN_OR_RETURN(result, SdyAttribute(r, depth, cost));
                        } else {
                          // Another dialect's private encoding: kept opaque, decoded by nobody.
                          result.kind = AKind::kOpaque;
