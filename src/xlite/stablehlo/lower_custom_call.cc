@@ -223,6 +223,34 @@ absl::Status Lowering::ApplyOpAttributes(const Operation& op, Scope& s, int64_t 
     ASSIGN_OR_RETURN(a.sharding, ShardingOf(op, *per_value, main->shape()));
     a.frontend_attributes["xla.sdy.sharding"] = sdy::Print(*per_value);
   }
+  // A manual computation already in XLA's round-trip form: the boundary
+  // custom calls and the body call get the shardings lower_sdy.cc gives them.
+  auto text_of = [&](const char* key) -> const std::string* {
+    auto it = a.frontend_attributes.find(key);
+    return it == a.frontend_attributes.end() ? nullptr : &it->second;
+  };
+  const std::string* manual_text = text_of("xla.sdy.manual_axes");
+  const bool custom_call = main->opcode() == HloOpcode::kCustomCall;
+  const bool global_to_local = custom_call && a.custom_call_target == "xla.sdy.GlobalToLocalShape";
+  const bool local_to_global = custom_call && a.custom_call_target == "xla.sdy.LocalToGlobalShape";
+  const bool body_call = main->opcode() == HloOpcode::kCall;
+  if (manual_text == nullptr || a.sharding || !(global_to_local || local_to_global || body_call)) {
+    return absl::OkStatus();
+  }
+  const std::string* values =
+      text_of(global_to_local ? "xla.sdy.in_shardings" : "xla.sdy.out_shardings");
+  if (values == nullptr) return absl::OkStatus();
+  absl::StatusOr<sdy::ManualAxes> manual =
+      sdy::ParseAttrTextAs<sdy::ManualAxes>(*manual_text, "#sdy<manual_axes{...}>");
+  if (!manual.ok()) {
+    return OpError(op, absl::StrCat("xla.sdy.manual_axes: ", manual.status().message()));
+  }
+  absl::StatusOr<sdy::ShardingPerValue> per_value =
+      sdy::ParseAttrTextAs<sdy::ShardingPerValue>(*values, "#sdy.sharding_per_value");
+  if (!per_value.ok()) return OpError(op, per_value.status().message());
+  ASSIGN_OR_RETURN(a.sharding,
+                   ShardingOf(op, *per_value, main->shape(),
+                              local_to_global ? std::vector<std::string>() : manual->axes));
   return absl::OkStatus();
 }
 
