@@ -311,15 +311,9 @@ void CopyBlock(Literal& global, Literal& local, const Block& block, bool to_loca
   }
 }
 
-// Nesting would need the inner mesh to meet across the outer devices.
-thread_local int manual_depth = 0;
-
 absl::StatusOr<Literal> EvalManualComputation(const HloInstruction& call,
                                               absl::Span<const Literal* const> operands,
                                               EvalContext& context) {
-  if (manual_depth > 0) {
-    return Unsupported(call, "manual computation nested in another manual computation");
-  }
   bool named_form = false;
   for (const HloInstruction* op : call.operands()) {
     named_form = named_form || IsCustomCall(Source(op), kFullToShard);
@@ -334,19 +328,20 @@ absl::StatusOr<Literal> EvalManualComputation(const HloInstruction& call,
   const HloComputation& body = *call.called_computations()[0];
   // Operands arrive as global values (the entry boundary passes them on);
   // a tuple when the boundary took several.
-  std::vector<const Literal*> globals;
+  std::vector<Literal> mine;
   for (const Literal* op : operands) {
     if (op->shape().IsTuple()) {
-      for (const Literal& e : op->tuple_elements()) globals.push_back(&e);
+      for (const Literal& e : op->tuple_elements()) mine.push_back(e);
     } else {
-      globals.push_back(op);
+      mine.push_back(*op);
     }
   }
-  if (globals.size() != spec.in.size() ||
-      static_cast<int64_t>(globals.size()) != body.num_parameters()) {
+  const size_t num_operands = mine.size();
+  if (num_operands != spec.in.size() ||
+      static_cast<int64_t>(num_operands) != body.num_parameters()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "manual computation '", call.name(), "' has ", globals.size(), " operands, ",
-        spec.in.size(), " in-shardings and a body of ", body.num_parameters(), " parameters"));
+        "manual computation '", call.name(), "' has ", num_operands, " operands, ", spec.in.size(),
+        " in-shardings and a body of ", body.num_parameters(), " parameters"));
   }
   const sdy::Mesh& mesh = spec.mesh;
   const int64_t devices = mesh.TotalSize();
@@ -367,41 +362,54 @@ absl::StatusOr<Literal> EvalManualComputation(const HloInstruction& call,
     }
     position_of[id_of[p]] = p;
   }
+  // Inside another manual computation on this mesh, each device of the outer
+  // run holds the operands local to its own position: the device at position
+  // p of this mesh slices what the outer device at p holds. Otherwise (one
+  // logical device, or devices that all hold the global values) every device
+  // slices this device's values.
+  ASSIGN_OR_RETURN(std::vector<Literal> contributions,
+                   context.Exchange(call, Literal::Tuple(mine)));
+  const bool per_position = static_cast<int64_t>(contributions.size()) == devices && devices > 1;
+  const int64_t my_id =
+      context.replica_id() * context.options().num_partitions + context.partition_id();
+  if (per_position && (my_id < 0 || my_id >= devices)) {
+    return absl::InternalError("device id out of range in a manual computation");
+  }
+  const std::vector<int64_t> my_coords = per_position ? Coordinates(mesh, position_of[my_id])
+                                                      : std::vector<int64_t>(mesh.axes.size(), 0);
   // Slice the operands.
   std::vector<std::vector<Literal>> args(devices);
-  for (size_t i = 0; i < globals.size(); ++i) {
-    const Literal& global = *globals[i];
+  for (size_t i = 0; i < num_operands; ++i) {
     const Shape& param = body.parameter_instruction(static_cast<int64_t>(i))->shape();
-    if (!global.shape().IsArray() || !param.IsArray()) {
-      return Unsupported(call, "manual computation operand that is not an array");
-    }
-    ASSIGN_OR_RETURN(
-        std::vector<int64_t> local_dims,
-        sdy::LocalDimensions(spec.in[i], mesh, spec.manual_axes, global.shape().dimensions()));
-    if (local_dims != param.dimensions()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("manual computation '", call.name(), "': operand ", i, " of shape ",
-                       global.shape().ToString(false), " does not split into the body's ",
-                       param.ToString(false)));
-    }
-    Literal mutable_global = global;
     for (int64_t id = 0; id < devices; ++id) {
+      Literal& source = per_position ? contributions[id].tuple_elements()[i] : mine[i];
+      if (!source.shape().IsArray() || !param.IsArray()) {
+        return Unsupported(call, "manual computation operand that is not an array");
+      }
+      ASSIGN_OR_RETURN(
+          std::vector<int64_t> local_dims,
+          sdy::LocalDimensions(spec.in[i], mesh, spec.manual_axes, source.shape().dimensions()));
+      if (local_dims != param.dimensions()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("manual computation '", call.name(), "': operand ", i, " of shape ",
+                         source.shape().ToString(false), " does not split into the body's ",
+                         param.ToString(false)));
+      }
       ASSIGN_OR_RETURN(Block block, BlockOf(spec.in[i], mesh, spec.manual_axes,
                                             Coordinates(mesh, position_of[id])));
-      Literal local(Shape::Array(global.shape().element_type(), local_dims));
-      CopyBlock(mutable_global, local, block, /*to_local=*/true);
+      Literal local(Shape::Array(source.shape().element_type(), local_dims));
+      CopyBlock(source, local, block, /*to_local=*/true);
       args[id].push_back(std::move(local));
     }
   }
   EvalOptions options = context.options();
   options.replica_count = 1;
   options.num_partitions = devices;
-  ++manual_depth;
   absl::StatusOr<std::vector<Literal>> results = EvaluateComputationReplicated(body, args, options);
-  --manual_depth;
   if (!results.ok()) return results.status();
   // Assemble the global results: each block from a device whose coordinates
-  // off the block's manual axes are zero (the others hold copies of it).
+  // off the block's manual axes are this device's (the others hold copies of
+  // it, or belong to other devices of an enclosing manual computation).
   const bool tuple_result = call.shape().IsTuple();
   const size_t count = tuple_result ? call.shape().tuple_shapes_size() : 1;
   if (spec.out.size() != count) {
@@ -439,7 +447,9 @@ absl::StatusOr<Literal> EvalManualComputation(const HloInstruction& call,
       const std::vector<int64_t> coords = Coordinates(mesh, p);
       bool representative = true;
       for (size_t a = 0; a < coords.size(); ++a) {
-        if (!used_axes.contains(static_cast<int64_t>(a)) && coords[a] != 0) representative = false;
+        if (!used_axes.contains(static_cast<int64_t>(a)) && coords[a] != my_coords[a]) {
+          representative = false;
+        }
       }
       if (!representative) continue;
       Literal& device_result = (*results)[id_of[p]];
