@@ -32,6 +32,9 @@
 namespace xlite::eval {
 namespace {
 
+// Manual computations on more simulated devices than this are refused.
+constexpr int64_t kMaxDevices = 4096;
+
 constexpr char kGlobalToLocal[] = "xla.sdy.GlobalToLocalShape";
 constexpr char kLocalToGlobal[] = "xla.sdy.LocalToGlobalShape";
 constexpr char kFullToShard[] = "SPMDFullToShardShape";
@@ -153,8 +156,19 @@ absl::StatusOr<sdy::TensorSharding> FromNamed(const HloSharding& h, sdy::Mesh& m
   }
   const NamedSharding& n = *h.named;
   mesh = sdy::Mesh();
-  for (size_t i = 0; i < n.mesh.axis_names.size() && i < n.mesh.axis_sizes.size(); ++i) {
-    mesh.axes.push_back({n.mesh.axis_names[i], n.mesh.axis_sizes[i]});
+  if (n.mesh.axis_names.size() != n.mesh.axis_sizes.size()) {
+    return absl::InvalidArgumentError("mesh with different numbers of axis names and sizes");
+  }
+  int64_t total = 1;
+  for (size_t i = 0; i < n.mesh.axis_names.size(); ++i) {
+    const int64_t size = n.mesh.axis_sizes[i];
+    if (size < 1 || size > kMaxDevices || total * size > kMaxDevices) {
+      return absl::UnimplementedError(absl::StrCat("a mesh of more than ", kMaxDevices,
+                                                   " devices (or an axis of size ", size,
+                                                   ") is unsupported"));
+    }
+    total *= size;
+    mesh.axes.push_back({n.mesh.axis_names[i], size});
   }
   mesh.device_ids = n.mesh.device_ids;
   auto axis = [&](const MeshAxisRef& r) -> absl::StatusOr<sdy::AxisRef> {
@@ -345,7 +359,7 @@ absl::StatusOr<Literal> EvalManualComputation(const HloInstruction& call,
   }
   const sdy::Mesh& mesh = spec.mesh;
   const int64_t devices = mesh.TotalSize();
-  if (devices < 1 || devices > 4096) {
+  if (devices < 1 || devices > kMaxDevices) {
     return Unsupported(call, absl::StrCat("manual computation on ", devices, " devices"));
   }
   for (const std::string& axis : spec.manual_axes) {
@@ -354,10 +368,13 @@ absl::StatusOr<Literal> EvalManualComputation(const HloInstruction& call,
     }
   }
   // Device position -> partition id, and back.
-  std::vector<int64_t> id_of(devices), position_of(devices);
+  std::vector<int64_t> id_of(devices), position_of(devices, -1);
+  if (!mesh.device_ids.empty() && static_cast<int64_t>(mesh.device_ids.size()) != devices) {
+    return absl::InvalidArgumentError("mesh device ids do not match its size");
+  }
   for (int64_t p = 0; p < devices; ++p) {
     id_of[p] = mesh.device_ids.empty() ? p : mesh.device_ids[p];
-    if (id_of[p] < 0 || id_of[p] >= devices) {
+    if (id_of[p] < 0 || id_of[p] >= devices || position_of[id_of[p]] >= 0) {
       return absl::InvalidArgumentError("mesh device ids are not a permutation");
     }
     position_of[id_of[p]] = p;
