@@ -15,7 +15,18 @@
 namespace xlite::stablehlo {
 namespace {
 
+// Every program here also prints canonically and reads back to the same text.
+void ExpectPrintsAndReadsBack(const std::string& text) {
+  absl::StatusOr<mlir::OwningOp> parsed = mlir::ParseMlir(text, "t.mlir");
+  if (!parsed.ok()) return;  // the import reports it
+  const std::string once = mlir::PrintMlir(**parsed);
+  absl::StatusOr<mlir::OwningOp> again = mlir::ParseMlir(once, "once.mlir");
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << once;
+  EXPECT_EQ(mlir::PrintMlir(**again), once);
+}
+
 absl::StatusOr<std::unique_ptr<HloModule>> Import(const std::string& text) {
+  ExpectPrintsAndReadsBack(text);
   std::vector<ImportedProgram> programs = ImportStablehlo(text, "t.mlir", /*split=*/false);
   return std::move(programs[0].module);
 }

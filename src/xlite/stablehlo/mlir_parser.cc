@@ -402,7 +402,11 @@ absl::StatusOr<Attribute> Parser::ParseHashAttribute() {
   size_t start = c_.pos();
   ASSIGN_OR_RETURN(std::string name, SuffixName('#'));
   Attribute a;
-  if (name == "sdy" || absl::StartsWith(name, "sdy.")) {
+  // Shardy's enums (#sdy<propagation_direction FORWARD>) are plain enums.
+  const bool sdy_enum =
+      name == "sdy" && (absl::StartsWith(c_.text().substr(c_.pos()), "<propagation_direction ") ||
+                        absl::StartsWith(c_.text().substr(c_.pos()), "<edge_node_type "));
+  if (!sdy_enum && (name == "sdy" || absl::StartsWith(name, "sdy."))) {
     // Shardy's attributes are read (and checked) by sdy.h and kept in their
     // canonical spelling.
     c_.set_pos(start);
