@@ -148,8 +148,9 @@ absl::StatusOr<ManualSpec> SpecFromFrontendAttributes(const HloInstruction& call
   return spec;
 }
 
-// A named HLO sharding as the sdy sharding it came from.
-absl::StatusOr<sdy::TensorSharding> FromNamed(const HloSharding& h, sdy::Mesh& mesh) {
+// A named HLO sharding of a rank-`rank` value as the sdy sharding it came
+// from (a replicated one keeps no dimensions).
+absl::StatusOr<sdy::TensorSharding> FromNamed(const HloSharding& h, int64_t rank, sdy::Mesh& mesh) {
   if (h.kind != HloSharding::Kind::kNamed || !h.named) {
     return absl::UnimplementedError(
         "a manual computation whose shardings are not named (mesh) shardings is unsupported");
@@ -190,6 +191,7 @@ absl::StatusOr<sdy::TensorSharding> FromNamed(const HloSharding& h, sdy::Mesh& m
     }
     t.dims.push_back(std::move(dim));
   }
+  if (t.dims.empty()) t.dims.resize(rank);
   return t;
 }
 
@@ -210,7 +212,8 @@ absl::StatusOr<ManualSpec> SpecFromNamedShardings(const HloInstruction& call) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", global->name(), "' entering a manual computation has no sharding"));
     }
-    ASSIGN_OR_RETURN(sdy::TensorSharding t, FromNamed(*global->attrs().sharding, spec.mesh));
+    ASSIGN_OR_RETURN(sdy::TensorSharding t,
+                     FromNamed(*global->attrs().sharding, global->shape().rank(), spec.mesh));
     spec.in.push_back(std::move(t));
     if (entry->attrs().sharding) manual = &*entry->attrs().sharding;
   }
@@ -246,7 +249,8 @@ absl::StatusOr<ManualSpec> SpecFromNamedShardings(const HloInstruction& call) {
       if (h->operand_count() != 1) break;
     }
     if (index < 0 || index >= results) return absl::InvalidArgumentError("bad result index");
-    ASSIGN_OR_RETURN(spec.out[index], FromNamed(*r->attrs().sharding, spec.mesh));
+    ASSIGN_OR_RETURN(spec.out[index],
+                     FromNamed(*r->attrs().sharding, r->shape().rank(), spec.mesh));
     seen[index] = true;
   }
   for (int64_t i = 0; i < results; ++i) {

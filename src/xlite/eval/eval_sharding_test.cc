@@ -196,6 +196,60 @@ ENTRY e {
   EXPECT_EQ(Doubles(*out), (std::vector<double>{4, 5, 6, 7, 0, 1, 2, 3}));
 }
 
+TEST(EvalSharding, FullToShardFormWithReplicatedValues) {
+  // A replicated operand and result: XLA's named sharding keeps no dimensions.
+  auto m = Parse(R"(HloModule m, num_partitions=2
+%body (x: f32[1,4], q: f32[4]) -> (f32[1,4], f32[4]) {
+  %x = f32[1,4] parameter(0)
+  %q = f32[4] parameter(1)
+  %p = f32[1,4] collective-permute(%x), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  %qq = f32[4] add(%q, %q)
+  ROOT %t = (f32[1,4], f32[4]) tuple(%p, %qq)
+}
+ENTRY e {
+  p = f32[2,4] parameter(0)
+  q = f32[4] parameter(1)
+  in = f32[2,4] copy(p)
+  inq = f32[4] copy(q)
+  f2s = f32[1,4] custom-call(in), custom_call_target="SPMDFullToShardShape"
+  f2sq = f32[4] custom-call(inq), custom_call_target="SPMDFullToShardShape"
+  c = (f32[1,4], f32[4]) call(f2s, f2sq), to_apply=%body
+  c0 = f32[1,4] get-tuple-element(c), index=0
+  c1 = f32[4] get-tuple-element(c), index=1
+  o0 = f32[1,4] copy(c0)
+  o1 = f32[4] copy(c1)
+  s0 = f32[2,4] custom-call(o0), custom_call_target="SPMDShardToFullShape"
+  s1 = f32[4] custom-call(o1), custom_call_target="SPMDShardToFullShape"
+  ROOT r = (f32[2,4], f32[4]) tuple(s0, s1)
+})");
+  ASSERT_NE(m, nullptr);
+  NamedSharding rows;
+  rows.mesh.axis_names = {"a"};
+  rows.mesh.axis_sizes = {2};
+  rows.dims = {NamedSharding::Dim{{MeshAxisRef{0, 1, 0}}, true}, NamedSharding::Dim{}};
+  NamedSharding replicated;
+  replicated.mesh = rows.mesh;
+  NamedSharding manual;
+  manual.mesh = rows.mesh;
+  manual.manual_axes = {MeshAxisRef{0, 1, 0}};
+  auto named = [](const NamedSharding& n) {
+    HloSharding h;
+    h.kind = HloSharding::Kind::kNamed;
+    h.named = n;
+    return h;
+  };
+  Find(*m, "in")->attrs().sharding = named(rows);
+  Find(*m, "inq")->attrs().sharding = named(replicated);
+  Find(*m, "f2s")->attrs().sharding = named(manual);
+  Find(*m, "f2sq")->attrs().sharding = named(manual);
+  Find(*m, "s0")->attrs().sharding = named(rows);
+  Find(*m, "s1")->attrs().sharding = named(replicated);
+  absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4}), F32({4}, {1, 2, 3, 4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(out->tuple_elements()[0]), (std::vector<double>{4, 5, 6, 7, 0, 1, 2, 3}));
+  EXPECT_EQ(Doubles(out->tuple_elements()[1]), (std::vector<double>{2, 4, 6, 8}));
+}
+
 TEST(EvalSharding, FullToShardFormWithoutNamedShardingsIsUnsupported) {
   auto m = Parse(R"(HloModule m, num_partitions=2
 %body (x: f32[1,4]) -> f32[1,4] {
