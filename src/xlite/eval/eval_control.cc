@@ -133,13 +133,11 @@ absl::StatusOr<Literal> EvalAsyncDone(absl::Span<const Literal* const> operands)
 // ---------------------------------------------------------------------------
 // custom-call
 
-// Targets that only annotate their operand (sharding, placement, layout): the
-// value passes through unchanged.
+// Targets that only annotate their operand (placement, layout): the value
+// passes through unchanged. Sharding annotations are eval_sharding.cc's.
 bool IsAnnotationTarget(const std::string& target) {
   static const auto* targets = new absl::flat_hash_set<std::string>{
-      "Sharding",     "annotate_device_placement", "xla.sdy.FuncResultSharding", "MoveToHost",
-      "MoveToDevice", "LayoutConstraint",
-  };
+      "annotate_device_placement", "MoveToHost", "MoveToDevice", "LayoutConstraint"};
   return targets->contains(target);
 }
 

@@ -349,8 +349,8 @@ absl::StatusOr<Literal> EvaluateInstruction(const HloInstruction& instr,
   using Family = absl::StatusOr<Literal> (*)(const HloInstruction&,
                                              absl::Span<const Literal* const>, EvalContext&);
   static constexpr Family kFamilies[] = {
-      eval::EvalElementwise, eval::EvalDataMovement, eval::EvalLinalg, eval::EvalReduction,
-      eval::EvalControl,     eval::EvalCollective,   eval::EvalRandom};
+      eval::EvalElementwise, eval::EvalDataMovement, eval::EvalLinalg,     eval::EvalReduction,
+      eval::EvalSharding,    eval::EvalControl,      eval::EvalCollective, eval::EvalRandom};
   for (const Literal* op : operands) {
     if (op->elided())
       return eval::Unsupported(instr, "operand whose constant values were elided ({...})");
@@ -382,6 +382,14 @@ absl::StatusOr<Literal> EvaluateStandalone(const HloInstruction& instr,
 absl::StatusOr<std::vector<Literal>> EvaluateReplicated(
     const HloModule& module, const std::vector<std::vector<Literal>>& args,
     const EvalOptions& options) {
+  if (!module.entry_computation())
+    return absl::InvalidArgumentError("module has no entry computation");
+  return EvaluateComputationReplicated(*module.entry_computation(), args, options);
+}
+
+absl::StatusOr<std::vector<Literal>> EvaluateComputationReplicated(
+    const HloComputation& computation, const std::vector<std::vector<Literal>>& args,
+    const EvalOptions& options) {
   const int64_t devices = options.replica_count * options.num_partitions;
   if (devices < 1) return absl::InvalidArgumentError("need at least one device");
   if (static_cast<int64_t>(args.size()) != devices) {
@@ -397,7 +405,7 @@ absl::StatusOr<std::vector<Literal>> EvaluateReplicated(
                              devices > 1 ? &rendezvous : nullptr);
       std::vector<const Literal*> ptrs;
       for (const Literal& a : args[d]) ptrs.push_back(&a);
-      results[d] = device.EvaluateComputation(*module.entry_computation(), ptrs);
+      results[d] = device.EvaluateComputation(computation, ptrs);
       if (!results[d].ok()) rendezvous.Abort();
     });
   }

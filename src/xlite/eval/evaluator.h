@@ -76,6 +76,12 @@ absl::StatusOr<std::vector<Literal>> EvaluateReplicated(
     const HloModule& module, const std::vector<std::vector<Literal>>& args,
     const EvalOptions& options);
 
+// EvaluateReplicated for one computation of a module (a manual computation's
+// body runs so, once per device of its mesh).
+absl::StatusOr<std::vector<Literal>> EvaluateComputationReplicated(
+    const HloComputation& computation, const std::vector<std::vector<Literal>>& args,
+    const EvalOptions& options);
+
 // One instruction, given its operands' values. Families live in
 // eval_<family>.cc; each returns NotFound for opcodes it does not own.
 absl::StatusOr<Literal> EvaluateInstruction(const HloInstruction& instr,
@@ -96,6 +102,9 @@ absl::StatusOr<Literal> EvalCollective(const HloInstruction&, absl::Span<const L
                                        EvalContext&);
 absl::StatusOr<Literal> EvalRandom(const HloInstruction&, absl::Span<const Literal* const>,
                                    EvalContext&);
+// Sharding annotations and Shardy's manual computations (eval_sharding.cc).
+absl::StatusOr<Literal> EvalSharding(const HloInstruction&, absl::Span<const Literal* const>,
+                                     EvalContext&);
 
 // JAX's CPU custom calls (jaxlib's LAPACK targets; eval_custom_call_jaxlib.cc).
 // True for the targets it runs and for the jaxlib ones it refuses by name.

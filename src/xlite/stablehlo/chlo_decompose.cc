@@ -329,6 +329,30 @@ V ErfInv(absl::Span<const V> args) {
   return KeepNan(x, Select(Eq(x, 0.0), x, r));  // keeps the sign of zero
 }
 
+// XLA's f32 erf_inv, op for op as the chlo legalization StableHLO and XLA
+// share emits it (Giles' single-precision approximation: a degree-8
+// polynomial in w - 2.5 for w = -log1p(-x^2) < 5, else in sqrt(w) - 3), so
+// f32 programs give the values XLA gives.
+constexpr std::array<double, 9> kErfInvF32Central = {
+    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+    -0.00125372503, -0.00417768164, 0.246640727,    1.50140941};
+constexpr std::array<double, 9> kErfInvF32Tail = {-0.000200214257, 0.000100950558, 0.00134934322,
+                                                  -0.00367342844,  0.00573950773,  -0.0076224613,
+                                                  0.00943887047,   1.00167406,     2.83297682};
+
+V ErfInvF32(absl::Span<const V> args) {
+  const V x = args[0];
+  const V w = -Un(HloOpcode::kLog1p, x * -x);
+  const V central = w < 5.0;
+  auto coefficient = [&](size_t i) {
+    return Select(central, K(x, kErfInvF32Central[i]), K(x, kErfInvF32Tail[i]));
+  };
+  const V t = Select(central, w - 2.5, Sqrt(w) - 3.0);
+  V p = coefficient(0);
+  for (size_t i = 1; i < kErfInvF32Central.size(); ++i) p = coefficient(i) + p * t;
+  return Select(Eq(Abs(x), 1.0), x * kInf, p * x);
+}
+
 // -------------------------------------------------------------- bessel_i1e
 
 constexpr double kI1eSwitch = 20;
@@ -461,8 +485,15 @@ absl::StatusOr<HloInstruction*> EmitChloElementwise(HloEmitter& e, absl::string_
   if (!real && !(op->complex && IsComplex(type))) {
     return Unimplemented("chlo.", op_name, " on ", PrimitiveTypeName(type), " is unsupported");
   }
-  const PrimitiveType wide = !op->widen ? type : real ? PrimitiveType::F64 : PrimitiveType::C128;
   Ops ops(e);
+  if (op_name == "erf_inv" && type != PrimitiveType::F64) {
+    // As XLA: narrower types compute in f32 with its f32 approximation.
+    const V x = ops.Convert(ops.Wrap(operands[0]), PrimitiveType::F32);
+    const V result = ops.Convert(ErfInvF32({x}), type);
+    RETURN_IF_ERROR(ops.status());
+    return result.h;
+  }
+  const PrimitiveType wide = !op->widen ? type : real ? PrimitiveType::F64 : PrimitiveType::C128;
   std::vector<V> args;
   for (HloInstruction* operand : operands) args.push_back(ops.Convert(ops.Wrap(operand), wide));
   const V result = ops.Convert(op->emit(args), type);

@@ -118,10 +118,12 @@ struct Case {
   std::string op;
   std::function<long double(long double)> ref;
   std::function<double(double)> scale = [](double) { return 0.0; };
+  // The f32 bound in ulps (erf_inv: XLA's single-precision approximation).
+  double f32_ulps = 2;
 };
 
-// Checks f64 (relative 1e-13 of max(|ref|, scale)) and f32 (<= 2 ulp, or the
-// same absolute slack) results on `xs`; prints the largest errors seen.
+// Checks f64 (relative 1e-13 of max(|ref|, scale)) and f32 (<= c.f32_ulps, or
+// the same absolute slack) results on `xs`; prints the largest errors seen.
 void CheckReal(const Case& c, const std::vector<double>& xs) {
   const std::vector<double> got64 = RunF64(c.op, xs);
   ASSERT_EQ(got64.size(), xs.size());
@@ -146,7 +148,8 @@ void CheckReal(const Case& c, const std::vector<double>& xs) {
     double err = UlpError(got32[i], want);
     if (std::isfinite(err) && std::fabs(got32[i] - want) <= 1e-13 * c.scale(xs32[i])) err = 0;
     if (err > worst32) worst32 = err, worst32_x = xs32[i];
-    EXPECT_LE(err, 2) << c.op << "(" << xs32[i] << "f) = " << got32[i] << ", want " << want;
+    EXPECT_LE(err, c.f32_ulps) << c.op << "(" << xs32[i] << "f) = " << got32[i] << ", want "
+                               << want;
   }
   std::cout << "chlo." << c.op << ": f64 max rel error " << worst64 << " at " << worst64_x
             << "; f32 max " << worst32 << " ulp at " << worst32_x << "\n";
@@ -287,9 +290,51 @@ TEST(ChloDecomposeTest, ErfInv) {
     xs.push_back(1 - std::ldexp(1.0, -k));
     xs.push_back(-1 + std::ldexp(1.0, -k));
   }
-  CheckReal({"erf_inv", ErfInvRef}, xs);
+  // f32 is XLA's approximation (see ErfInvF32IsXlasApproximation): up to 44
+  // ulp near +-1, where x * x rounds in f32 before log1p.
+  Case c{"erf_inv", ErfInvRef};
+  c.f32_ulps = 48;
+  CheckReal(c, xs);
   // Golden value (mpmath): erfinv(0.5).
   EXPECT_DOUBLE_EQ(RunF64("erf_inv", {0.5})[0], 0.4769362762044699);
+}
+
+// XLA lowers f32 chlo.erf_inv to Giles' single-precision approximation;
+// xlite emits the same operations, so results match XLA's wherever log1p does.
+// The reference here is that approximation in float arithmetic, as the
+// interpreter evaluates each HLO operation.
+TEST(ChloDecomposeTest, ErfInvF32IsXlasApproximation) {
+  const float central[] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                           -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                           -0.00417768164f,  0.246640727f,    1.50140941f};
+  const float tail[] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                        -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                        0.00943887047f,   1.00167406f,     2.83297682f};
+  auto xla = [&](float x) {
+    const float w = -std::log1p(x * -x);
+    const bool c = w < 5.0f;
+    const float t = c ? w - 2.5f : std::sqrt(w) - 3.0f;
+    float p = c ? central[0] : tail[0];
+    for (int i = 1; i < 9; ++i) p = (c ? central[i] : tail[i]) + p * t;
+    return std::fabs(x) == 1.0f ? x * std::numeric_limits<float>::infinity() : p * x;
+  };
+  std::vector<float> xs;
+  for (double x : Grid(-0.99995, 0.99995, 4001)) xs.push_back(static_cast<float>(x));
+  for (float x : {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-30f, -0.99999994f, 0.99999994f}) {
+    xs.push_back(x);
+  }
+  const std::vector<float> got = RunF32("erf_inv", xs);
+  ASSERT_EQ(got.size(), xs.size());
+  int differ = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const float want = xla(xs[i]);
+    if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want)) {
+      ++differ;
+      ADD_FAILURE() << "erf_inv(" << xs[i] << "f) = " << got[i] << ", XLA's approximation gives "
+                    << want;
+      if (differ > 5) break;
+    }
+  }
 }
 
 TEST(ChloDecomposeTest, BesselI1e) {

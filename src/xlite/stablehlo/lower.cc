@@ -12,21 +12,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "xlite/stablehlo/chlo_decompose.h"
+#include "xlite/stablehlo/element_types.h"
 #include "xlite/stablehlo/hlo_emitter.h"
+#include "xlite/stablehlo/lower_internal.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/support/status.h"
 #include "xlite/text/printer.h"
 #include "xlite/verify/shape_inference.h"
 
 namespace xlite::stablehlo {
-namespace {
-
-using mlir::Attribute;
-using mlir::Block;
-using mlir::Operation;
-using mlir::Region;
-using mlir::Value;
-using AK = Attribute::Kind;
+namespace lowering {
 
 absl::Status OpError(const Operation& op, absl::string_view message) {
   return absl::InvalidArgumentError(
@@ -113,7 +108,7 @@ std::optional<std::vector<int64_t>> IntsOf(const Attribute& a) {
 }
 
 absl::StatusOr<std::vector<int64_t>> Ints(const Operation& op, absl::string_view key,
-                                          bool required = true) {
+                                          bool required) {
   const Attribute* a = op.attr(key);
   if (a == nullptr) {
     if (!required) return std::vector<int64_t>();
@@ -134,7 +129,7 @@ absl::StatusOr<std::vector<int64_t>> FieldInts(const Operation& op, const Attrib
 }
 
 absl::StatusOr<int64_t> Int(const Operation& op, absl::string_view key,
-                            std::optional<int64_t> fallback = std::nullopt) {
+                            std::optional<int64_t> fallback) {
   const Attribute* a = op.attr(key);
   if (a == nullptr) {
     if (fallback) return *fallback;
@@ -223,7 +218,6 @@ const absl::flat_hash_map<std::string, HloOpcode>& ElementwiseOps() {
   return *kOps;
 }
 
-// Values used inside `region` but defined outside it, in first-use order.
 std::vector<const Value*> FreeValues(const Region& region) {
   absl::flat_hash_set<const Value*> defined;
   std::vector<const Value*> used;
@@ -245,78 +239,6 @@ std::vector<const Value*> FreeValues(const Region& region) {
   }
   return free;
 }
-
-class Lowering {
- public:
-  explicit Lowering(HloModule* module) : module_(module) {}
-
-  absl::Status Run(const Operation& top, const LowerOptions& options);
-
- private:
-  struct Scope {
-    HloEmitter e;
-    absl::flat_hash_map<const Value*, HloInstruction*> values;
-  };
-  using Results = std::vector<HloInstruction*>;
-  enum class Params { kFlat, kTuple };
-
-  absl::StatusOr<HloComputation*> LowerFunction(const std::string& name);
-  absl::StatusOr<HloComputation*> LowerRegion(const Region& region, const std::string& name,
-                                              Params style,
-                                              const std::vector<const Value*>& captures,
-                                              bool tuple_root,
-                                              const std::vector<const Value*>& passthrough = {});
-  absl::Status LowerBlock(const Block& block, Scope& s, Results* returned);
-  absl::StatusOr<Results> LowerOp(const Operation& op, Scope& s);
-  absl::StatusOr<HloInstruction*> Get(const Operation& op, Scope& s, const Value* v);
-  absl::StatusOr<Results> Operands(const Operation& op, Scope& s);
-  // Adds `instr` with the op's declared result shape, checked by inference.
-  absl::StatusOr<HloInstruction*> Finish(const Operation& op, Scope& s,
-                                         std::unique_ptr<HloInstruction> instr,
-                                         const Shape& declared);
-  // The op's result type; several results (or `always_tuple`) give a tuple.
-  absl::StatusOr<Shape> ResultShape(const Operation& op, bool always_tuple = false);
-  // Finish, then one value per op result: a declared shape made by
-  // ResultShape(op, always_tuple) is unpacked when it packs the results.
-  absl::StatusOr<Results> FinishResults(const Operation& op, Scope& s,
-                                        std::unique_ptr<HloInstruction> instr,
-                                        const Shape& declared, bool always_tuple = false);
-  // One result per element of a tuple-shaped instruction.
-  absl::StatusOr<Results> Unpack(Scope& s, HloInstruction* tuple, int64_t count);
-  std::unique_ptr<HloInstruction> New(Scope& s, HloOpcode opcode, const Results& operands,
-                                      const Shape& shape = Shape()) {
-    return s.e.Make(opcode, operands, shape);
-  }
-
-  absl::StatusOr<Results> LowerCheck(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerCustomCall(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerControlFlow(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerReductionLike(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerCollective(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerDataMovement(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerLinalg(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerDynamic(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerChlo(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerQuantized(const Operation& op, Scope& s);
-  absl::StatusOr<Results> LowerRunParallel(const Operation& op, Scope& s);
-  absl::StatusOr<HloInstruction*> DropExpandedDims(const Operation& op, Scope& s, HloInstruction* x,
-                                                   std::vector<int64_t>& dims, const Shape& result);
-  absl::StatusOr<Window> WindowOf(const Operation& op, int64_t rank, const char* dims_key,
-                                  const char* strides_key, const char* base_dilations_key,
-                                  const char* window_dilations_key);
-  absl::StatusOr<ReplicaGroups> GroupsOf(const Operation& op);
-  // StableHLO lets the reducers of all_reduce, reduce_scatter, scatter and
-  // select_and_scatter compute in a wider ("promotable") element type than the
-  // values they reduce; HLO needs those values converted to it first.
-  absl::Status PromoteOperands(const Operation& op, Scope& s, Results& operands,
-                               const std::vector<size_t>& which);
-
-  HloModule* module_;
-  int64_t counter_ = 0;
-  std::map<std::string, const Operation*> functions_;
-  std::map<std::string, HloComputation*> lowered_;
-  absl::flat_hash_set<std::string> in_progress_;
-};
 
 absl::StatusOr<HloInstruction*> Lowering::Get(const Operation& op, Scope& s, const Value* v) {
   auto it = s.values.find(v);
@@ -388,25 +310,29 @@ absl::StatusOr<Lowering::Results> Lowering::Unpack(Scope& s, HloInstruction* tup
 
 absl::Status Lowering::LowerBlock(const Block& block, Scope& s, Results* returned) {
   for (const auto& op : block.operations) {
-    if (op->name == "func.return" || op->name == "stablehlo.return") {
+    if (op->name == "func.return" || op->name == "stablehlo.return" || op->name == "sdy.return") {
       if (returned == nullptr) return OpError(*op, "unexpected return");
       ASSIGN_OR_RETURN(*returned, Operands(*op, s));
       return absl::OkStatus();
     }
+    const int64_t first_new = s.e.computation()->instruction_count();
     ASSIGN_OR_RETURN(Results results, LowerOp(*op, s));
     if (results.size() != op->results.size()) {
       return OpError(*op, "internal error: result count mismatch");
     }
+    RETURN_IF_ERROR(ApplyOpAttributes(*op, s, first_new, results));
     for (size_t i = 0; i < results.size(); ++i) s.values[op->results[i].get()] = results[i];
   }
   if (returned != nullptr) return absl::InvalidArgumentError("block has no return");
   return absl::OkStatus();
 }
 
-absl::StatusOr<HloComputation*> Lowering::LowerRegion(
-    const Region& region, const std::string& name, Params style,
-    const std::vector<const Value*>& captures, bool tuple_root,
-    const std::vector<const Value*>& passthrough) {
+absl::StatusOr<HloComputation*> Lowering::LowerRegion(const Region& region, const std::string& name,
+                                                      Params style,
+                                                      const std::vector<const Value*>& captures,
+                                                      bool tuple_root,
+                                                      const std::vector<const Value*>& passthrough,
+                                                      const Operation* function) {
   if (region.blocks.size() != 1) {
     return absl::UnimplementedError("regions with several blocks are unsupported");
   }
@@ -459,6 +385,7 @@ absl::StatusOr<HloComputation*> Lowering::LowerRegion(
   }
   Results returned;
   RETURN_IF_ERROR(LowerBlock(block, s, &returned));
+  if (function != nullptr) RETURN_IF_ERROR(ApplyResultShardings(*function, s, returned));
   for (const Value* v : passthrough) returned.push_back(s.values.at(v));
   HloInstruction* root;
   if (returned.size() == 1 && !tuple_root) {
@@ -486,9 +413,10 @@ absl::StatusOr<HloComputation*> Lowering::LowerFunction(const std::string& name)
   const mlir::Attribute* type = fn.attr("function_type");
   const size_t results = type != nullptr ? type->type.results.size() : 1;
   absl::StatusOr<HloComputation*> comp =
-      LowerRegion(*fn.regions[0], name, Params::kFlat, {}, /*tuple_root=*/results != 1);
+      LowerRegion(*fn.regions[0], name, Params::kFlat, {}, /*tuple_root=*/results != 1, {}, &fn);
   in_progress_.erase(name);
   if (!comp.ok()) return comp.status();
+  RETURN_IF_ERROR(ApplyArgumentAttributes(fn, **comp));
   (*comp)->set_name(absl::StrCat(name, ".", counter_++));
   lowered_[name] = *comp;
   return *comp;
@@ -500,12 +428,14 @@ absl::Status Lowering::Run(const Operation& top, const LowerOptions& options) {
   }
   std::vector<const Operation*> order;
   for (const auto& op : top.regions[0]->blocks[0]->operations) {
+    if (op->name == "sdy.mesh") continue;  // see CollectMeshes
     if (op->name != "func.func") {
       return OpUnsupported(*op, "a top-level operation other than func.func");
     }
     functions_[mlir::SymbolName(*op)] = op.get();
     order.push_back(op.get());
   }
+  RETURN_IF_ERROR(CollectMeshes(top));
   if (const Attribute* a = top.attr("mhlo.num_replicas"); a && a->kind == AK::kInteger) {
     module_->config().replica_count = a->int_value;
   }
@@ -549,6 +479,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerOp(const Operation& op, Scope& 
   }
   if (absl::StartsWith(name, "chlo.")) return LowerChlo(op, s);
   if (name == "interpreter.run_parallel") return LowerRunParallel(op, s);
+  if (absl::StartsWith(name, "sdy.")) return LowerSdy(op, s);
   if (name == "func.call" || name == "stablehlo.composite") {
     const Attribute* callee = op.attr(name == "func.call" ? "callee" : "decomposition");
     if (callee == nullptr || callee->kind != AK::kSymbol) return OpError(op, "missing callee");
@@ -1336,29 +1267,6 @@ absl::StatusOr<Lowering::Results> Lowering::LowerDynamic(const Operation& op, Sc
 
 // ---- custom_call, checks, chlo.
 
-absl::StatusOr<Lowering::Results> Lowering::LowerCustomCall(const Operation& op, Scope& s) {
-  ASSIGN_OR_RETURN(Results operands, Operands(op, s));
-  ASSIGN_OR_RETURN(Shape shape, ResultShape(op));
-  auto instr = New(s, HloOpcode::kCustomCall, operands);
-  InstructionAttributes& a = instr->attrs();
-  a.custom_call_target = EnumValue(op, "call_target_name");
-  a.custom_call_has_side_effect = Flag(op, "has_side_effect");
-  if (const Attribute* bc = op.attr("backend_config")) {
-    if (bc->kind == AK::kString) a.backend_config = bc->text;
-  }
-  if (const Attribute* v = op.attr("api_version"); v != nullptr && v->kind == AK::kInteger) {
-    static const char* kVersions[] = {
-        "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-        "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
-    if (v->int_value >= 0 && v->int_value < 5) a.api_version = kVersions[v->int_value];
-  }
-  instr->mutable_shape() = shape;
-  SetSource(*instr, op.loc);
-  ASSIGN_OR_RETURN(HloInstruction * h, s.e.Add(std::move(instr), /*infer=*/false));
-  if (op.results.size() != 1) return Unpack(s, h, static_cast<int64_t>(op.results.size()));
-  return Results{h};
-}
-
 absl::StatusOr<Lowering::Results> Lowering::LowerCheck(const Operation& op, Scope& s) {
   std::string target = op.name;
   if (op.name == "stablehlo.custom_call") target = EnumValue(op, "call_target_name");
@@ -1451,6 +1359,7 @@ absl::StatusOr<Lowering::Results> Lowering::LowerRunParallel(const Operation& op
   sub->config().num_partitions = partitions;
   Lowering sub_lowering(sub.get());
   sub_lowering.functions_ = functions_;
+  sub_lowering.meshes_ = meshes_;
   absl::StatusOr<HloComputation*> entry = sub_lowering.LowerFunction(program);
   if (!entry.ok()) return AtOp(op, entry.status());
   sub->set_entry_computation(*entry);
@@ -1663,13 +1572,13 @@ absl::StatusOr<Lowering::Results> Lowering::LowerQuantized(const Operation& op, 
   return results;
 }
 
-}  // namespace
+}  // namespace lowering
 
 absl::StatusOr<std::unique_ptr<HloModule>> LowerToHlo(const mlir::Operation& module,
                                                       const LowerOptions& options) {
   std::string name = mlir::SymbolName(module);
   auto hlo = std::make_unique<HloModule>(name.empty() ? "module" : name);
-  Lowering lowering(hlo.get());
+  lowering::Lowering lowering(hlo.get());
   RETURN_IF_ERROR(lowering.Run(module, options));
   return hlo;
 }

@@ -13,31 +13,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "xlite/ir/float_format.h"
+#include "xlite/stablehlo/element_types.h"
+#include "xlite/stablehlo/mlir_parser_impl.h"
 #include "xlite/stablehlo/printer.h"
+#include "xlite/stablehlo/sdy.h"
 #include "xlite/support/status.h"
 #include "xlite/text/cursor.h"
 
 namespace xlite::mlir {
-namespace {
-
-using Kind = Attribute::Kind;
-
-// Deeper nesting than this is refused rather than risking the stack.
-constexpr int kMaxDepth = 200;
-// Dense attributes larger than this are refused (a typo'd shape must not
-// allocate terabytes).
-constexpr int64_t kMaxDenseElements = int64_t{1} << 28;
-
-bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool IsIdentChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
-}
+namespace parser_internal {
 
 // Dialects whose custom (pretty) op syntax the reader implements; others are
 // read by the generic keyword rules, which cover only simple forms.
 bool KnownCustomSyntax(absl::string_view name) {
   for (absl::string_view d :
-       {"stablehlo.", "chlo.", "check.", "func.", "builtin.", "interpreter."}) {
+       {"stablehlo.", "chlo.", "check.", "func.", "builtin.", "interpreter.", "sdy."}) {
     if (absl::StartsWith(name, d)) return true;
   }
   return name == "module" || name == "scf.for" || name == "tensor.insert" ||
@@ -50,177 +40,6 @@ double FloatFromBits(absl::string_view element, uint64_t bits) {
   std::optional<FloatFormat> format = type ? GetFloatFormat(*type) : std::nullopt;
   return format ? DecodeFloat(*format, bits) : std::bit_cast<double>(bits);
 }
-
-// One scalar of a dense<...> literal before its type is known.
-struct DenseItem {
-  enum { kNumber, kBool, kComplex } kind = kNumber;
-  std::string text;  // number as written (decimal or 0x hex)
-  std::string imag;  // kComplex
-  bool bool_value = false;
-};
-
-// Counts recursion depth for as long as it lives.
-class Nesting {
- public:
-  explicit Nesting(int* depth) : depth_(depth) { ++*depth_; }
-  ~Nesting() { --*depth_; }
-  bool too_deep() const { return *depth_ > kMaxDepth; }
-
- private:
-  int* depth_;
-};
-
-class Parser {
- public:
-  Parser(absl::string_view text, std::string filename) : c_(text, std::move(filename)) {}
-
-  absl::StatusOr<OwningOp> ParseFile();
-  absl::StatusOr<Attribute> ParseAttributeOnly();
-  absl::StatusOr<Type> ParseTypeOnly();
-
- private:
-  // ---- Lexical helpers.
-  absl::Status Error(absl::string_view m) const { return c_.Error(m); }
-  absl::Status ErrorAt(size_t pos, absl::string_view m) const { return c_.ErrorAt(pos, m); }
-  std::string Ident() {
-    c_.SkipSpace();
-    size_t b = c_.pos();
-    absl::string_view t = c_.text();
-    if (b >= t.size() || !IsIdentStart(t[b])) return "";
-    size_t e = b;
-    while (e < t.size() && IsIdentChar(t[e])) ++e;
-    c_.set_pos(e);
-    return std::string(t.substr(b, e - b));
-  }
-  bool PeekIdent(absl::string_view word) {
-    size_t save = c_.pos();
-    bool ok = Ident() == word;
-    c_.set_pos(save);
-    return ok;
-  }
-  bool TryWord(absl::string_view word) {
-    size_t save = c_.pos();
-    if (Ident() == word) return true;
-    c_.set_pos(save);
-    return false;
-  }
-  // "..." with MLIR's escapes: \\ \" \n \t and \XX (two hex digits).
-  absl::StatusOr<std::string> ParseString() {
-    c_.SkipSpace();
-    if (c_.PeekRaw() != '"') return Error("expected a string");
-    absl::string_view t = c_.text();
-    size_t p = c_.pos() + 1;
-    std::string out;
-    while (p < t.size() && t[p] != '"') {
-      if (t[p] != '\\') {
-        out.push_back(t[p++]);
-        continue;
-      }
-      if (p + 1 >= t.size()) break;
-      const char e = t[p + 1];
-      if (e == 'n' || e == 't' || e == '"' || e == '\\') {
-        out.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
-        p += 2;
-      } else if (p + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(e)) &&
-                 std::isxdigit(static_cast<unsigned char>(t[p + 2]))) {
-        int v = 0;
-        absl::SimpleHexAtoi(t.substr(p + 1, 2), &v);
-        out.push_back(static_cast<char>(v));
-        p += 3;
-      } else {
-        return ErrorAt(p, "bad escape in string");
-      }
-    }
-    if (p >= t.size()) return ErrorAt(c_.pos(), "unterminated string");
-    c_.set_pos(p + 1);
-    return out;
-  }
-
-  // A name after a sigil (%, ^, #, !): [A-Za-z0-9_$.-]+ or a quoted string.
-  absl::StatusOr<std::string> SuffixName(char sigil) {
-    c_.SkipSpace();
-    if (c_.PeekRaw() != sigil) return Error(absl::StrCat("expected '", std::string(1, sigil), "'"));
-    c_.set_pos(c_.pos() + 1);
-    if (c_.PeekRaw() == '"') return ParseString();
-    size_t b = c_.pos();
-    absl::string_view t = c_.text();
-    size_t e = b;
-    while (e < t.size() && (IsIdentChar(t[e]) || t[e] == '-')) ++e;
-    if (e == b) return Error("expected a name");
-    c_.set_pos(e);
-    return std::string(t.substr(b, e - b));
-  }
-  // Skips a balanced (...) / <...> / [...] / {...} group starting at the cursor.
-  absl::Status SkipBalanced();
-  absl::Status SkipLocation() {
-    if (!PeekIdent("loc")) return absl::OkStatus();
-    Ident();
-    if (c_.Peek() != '(') return Error("expected '(' after loc");
-    return SkipBalanced();
-  }
-
-  // ---- Types.
-  absl::StatusOr<Type> ParseType();
-  absl::StatusOr<std::vector<Type>> ParseTypeListParens();  // (a, b) or ()
-  absl::StatusOr<std::string> ParseElementTypeText();
-  absl::StatusOr<Type> ParseTensorBody();
-  absl::StatusOr<std::vector<Type>> ParseResultTypes();  // T | (T, ...) after '->'
-
-  // ---- Attributes.
-  // `typed_numbers`: a number may carry ": type" (false in keyword forms,
-  // where ':' starts the op's types).
-  absl::StatusOr<Attribute> ParseAttribute(bool typed_numbers = true);
-  absl::StatusOr<Attribute> ParseHashAttribute();
-  absl::StatusOr<Attribute> ParseDense();
-  absl::StatusOr<std::vector<NamedAttribute>> ParseAttrDict();  // {...}
-  // Values of keyword forms (`dims = [0, 1]`, `type = FFT`, `L x L`, `{...}`).
-  absl::StatusOr<Attribute> ParseKeywordValue();
-  absl::StatusOr<std::vector<NamedAttribute>> ParseKeywordList(char close);
-  absl::Status ParseDenseItems(std::vector<DenseItem>& items, std::vector<int64_t>& shape,
-                               int depth, int& leaf_depth);
-  absl::StatusOr<Literal> BuildDenseLiteral(size_t pos, const std::vector<DenseItem>& items,
-                                            const std::vector<int64_t>& shape, bool splat,
-                                            const std::string& hex, const Type& type);
-
-  // ---- Operations.
-  absl::Status ParseOperation(Block* block);
-  absl::Status ParseGenericOp(Operation& op);
-  absl::Status ParseCustomOp(Operation& op, int declared_results);
-  absl::Status ParseRegion(Operation& op, std::vector<std::unique_ptr<Value>>* entry_args);
-  absl::Status ParseBlockBody(Block* block);
-  absl::Status ParseFunc(Operation& op);
-  absl::StatusOr<Value*> ParseValueRef();
-  absl::StatusOr<std::vector<Value*>> ParseValueList();  // %a, %b (maybe empty)
-  absl::Status ParseTrailingTypes(Operation& op, int declared_results);
-  absl::Status SetResults(Operation& op, const std::vector<Type>& types, int declared_results);
-  absl::Status NormalizeKeywords(Operation& op, std::vector<NamedAttribute> keywords, size_t pos);
-  absl::Status ParseReduce(Operation& op, int declared_results);
-  absl::Status ParseWhile(Operation& op, int declared_results);
-  // `%name = %value, ... )` after the '(' of while's or scf.for's carried
-  // values: the names go to `names`, the values become operands.
-  absl::Status ParseInitList(Operation& op, std::vector<std::string>& names);
-  absl::Status ParseConvolution(Operation& op, int declared_results);
-  absl::Status ParseCompare(Operation& op, int declared_results);
-  absl::Status ParseSlice(Operation& op, int declared_results);
-  absl::Status ParseDefault(Operation& op, int declared_results);
-  absl::Status ParseScan(Operation& op, int declared_results);
-  absl::Status ParseScfFor(Operation& op, int declared_results);
-  absl::Status ParseTensorElementOp(Operation& op, int declared_results);
-  std::unique_ptr<Block> NewBlockWithArgs(const std::vector<Type>& types,
-                                          const std::vector<std::string>& names);
-
-  void DefineValue(const std::string& name, Value* v) { scopes_.back()[name].push_back(v); }
-  void PushScope() { scopes_.emplace_back(); }
-  void PopScope() { scopes_.pop_back(); }
-
-  Cursor c_;
-  int depth_ = 0;
-  // Visible value names, innermost scope last. A name maps to its results
-  // (%0:2 defines %0#0 and %0#1).
-  std::vector<absl::flat_hash_map<std::string, std::vector<Value*>>> scopes_;
-  std::map<std::string, Attribute> attribute_aliases_;
-  std::map<std::string, Type> type_aliases_;
-};
 
 absl::Status Parser::SkipBalanced() {
   c_.SkipSpace();
@@ -316,10 +135,9 @@ absl::StatusOr<Type> Parser::ParseTensorBody() {
   }
   ASSIGN_OR_RETURN(t.element, ParseElementTypeText());
   if (c_.TryConsume(",")) {
-    c_.SkipSpace();
-    size_t b = c_.pos();
-    RETURN_IF_ERROR(ParseAttribute().status());
-    t.encoding = std::string(text.substr(b, c_.pos() - b));
+    // Kept in its canonical spelling, so the printer can print it as is.
+    ASSIGN_OR_RETURN(Attribute encoding, ParseAttribute());
+    t.encoding = PrintAttribute(encoding);
   }
   RETURN_IF_ERROR(c_.Expect(">"));
   return t;
@@ -584,6 +402,20 @@ absl::StatusOr<Attribute> Parser::ParseHashAttribute() {
   size_t start = c_.pos();
   ASSIGN_OR_RETURN(std::string name, SuffixName('#'));
   Attribute a;
+  // Shardy's enums (#sdy<propagation_direction FORWARD>) are plain enums.
+  const bool sdy_enum =
+      name == "sdy" && (absl::StartsWith(c_.text().substr(c_.pos()), "<propagation_direction ") ||
+                        absl::StartsWith(c_.text().substr(c_.pos()), "<edge_node_type "));
+  if (!sdy_enum && (name == "sdy" || absl::StartsWith(name, "sdy."))) {
+    // Shardy's attributes are read (and checked) by sdy.h and kept in their
+    // canonical spelling.
+    c_.set_pos(start);
+    ASSIGN_OR_RETURN(sdy::Attr parsed, sdy::ParseAttr(c_));
+    a.kind = Kind::kOpaque;
+    a.name = absl::StrCat("sdy.", sdy::Mnemonic(parsed));
+    a.text = sdy::Print(parsed);
+    return a;
+  }
   if (c_.PeekRaw() != '<') {
     auto alias = attribute_aliases_.find(name);
     if (alias == attribute_aliases_.end()) {
@@ -1232,7 +1064,7 @@ absl::Status Parser::ParseOperation(Block* block) {
   return absl::OkStatus();
 }
 
-}  // namespace
+}  // namespace parser_internal
 
 void CanonicalizeAttributes(Operation& op) {
   // Attributes at their default value, printed canonically; "" = any op.
@@ -1268,7 +1100,7 @@ void CanonicalizeAttributes(Operation& op) {
   }
 }
 
-namespace {
+namespace parser_internal {
 
 absl::Status Parser::ParseGenericOp(Operation& op) {
   // "name"(operands) [successors] <{properties}> (regions) {attrs} : type
@@ -1983,6 +1815,7 @@ absl::Status Parser::ParseCustomOp(Operation& op, int declared_results) {
     return ParseSlice(op, declared_results);
   }
   if (n == "chlo.scan") return ParseScan(op, declared_results);
+  if (absl::StartsWith(n, "sdy.")) return ParseSdyOp(op, declared_results);
   if (n == "scf.for") return ParseScfFor(op, declared_results);
   if (n == "tensor.insert" || n == "tensor.extract") {
     return ParseTensorElementOp(op, declared_results);
@@ -2055,7 +1888,9 @@ absl::StatusOr<Type> Parser::ParseTypeOnly() {
   return t;
 }
 
-}  // namespace
+}  // namespace parser_internal
+
+using parser_internal::Parser;
 
 absl::StatusOr<OwningOp> ParseMlir(absl::string_view text, absl::string_view filename,
                                    int first_line) {
@@ -2093,65 +1928,6 @@ std::vector<SourceChunk> SplitInputFile(absl::string_view text) {
   }
   chunks.push_back(std::move(current));
   return chunks;
-}
-
-std::optional<PrimitiveType> QuantStorageTypeOf(absl::string_view storage) {
-  // MLIR's quant dialect spells unsigned storage u8; builtin types say ui8.
-  if (absl::StartsWith(storage, "u") && !absl::StartsWith(storage, "ui")) {
-    return PrimitiveTypeOf(absl::StrCat("ui", storage.substr(1)));
-  }
-  return PrimitiveTypeOf(storage);
-}
-
-std::optional<PrimitiveType> PrimitiveTypeOf(absl::string_view e) {
-  using P = PrimitiveType;
-  if (absl::StartsWith(e, "!quant.uniform<")) {
-    // Storage type: !quant.uniform<i8:f32, ...> or <i8<-127:127>:f32, ...>.
-    absl::string_view rest = e.substr(15);
-    size_t end = rest.find_first_of(":<");
-    return QuantStorageTypeOf(rest.substr(0, end));
-  }
-  static const auto* kTypes = new absl::flat_hash_map<std::string, P>{
-      {"i1", P::PRED},
-      {"i2", P::S2},
-      {"i4", P::S4},
-      {"i8", P::S8},
-      {"i16", P::S16},
-      {"i32", P::S32},
-      {"i64", P::S64},
-      {"si2", P::S2},
-      {"si4", P::S4},
-      {"si8", P::S8},
-      {"si16", P::S16},
-      {"si32", P::S32},
-      {"si64", P::S64},
-      {"ui1", P::U1},
-      {"ui2", P::U2},
-      {"ui4", P::U4},
-      {"ui8", P::U8},
-      {"ui16", P::U16},
-      {"ui32", P::U32},
-      {"ui64", P::U64},
-      {"f16", P::F16},
-      {"bf16", P::BF16},
-      {"f32", P::F32},
-      {"f64", P::F64},
-      {"f8E5M2", P::F8E5M2},
-      {"f8E4M3", P::F8E4M3},
-      {"f8E4M3FN", P::F8E4M3FN},
-      {"f8E4M3B11FNUZ", P::F8E4M3B11FNUZ},
-      {"f8E5M2FNUZ", P::F8E5M2FNUZ},
-      {"f8E4M3FNUZ", P::F8E4M3FNUZ},
-      {"f8E3M4", P::F8E3M4},
-      {"f4E2M1FN", P::F4E2M1FN},
-      {"f8E8M0FNU", P::F8E8M0FNU},
-      {"complex<f32>", P::C64},
-      {"complex<f64>", P::C128},
-      {"index", P::S64},
-  };
-  auto it = kTypes->find(std::string(e));
-  if (it == kTypes->end()) return std::nullopt;
-  return it->second;
 }
 
 absl::StatusOr<Attribute> ParseAttributeText(absl::string_view text) {

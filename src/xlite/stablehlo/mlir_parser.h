@@ -4,13 +4,11 @@
 #ifndef XLITE_STABLEHLO_MLIR_PARSER_H_
 #define XLITE_STABLEHLO_MLIR_PARSER_H_
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "xlite/ir/primitive_type.h"
 #include "xlite/stablehlo/mlir.h"
 
 namespace xlite::mlir {
@@ -26,12 +24,6 @@ struct SourceChunk {
   int first_line = 1;  // line of the chunk's first line in the whole file
 };
 std::vector<SourceChunk> SplitInputFile(absl::string_view text);
-
-// Element type spelling -> HLO element type: f32 -> F32, i1 -> PRED, ui8 -> U8,
-// complex<f64> -> C128; quantized types give their storage type.
-std::optional<PrimitiveType> PrimitiveTypeOf(absl::string_view element);
-// A quantized type's storage type: i8, ui8, or the quant dialect's u8.
-std::optional<PrimitiveType> QuantStorageTypeOf(absl::string_view storage);
 
 // One canonical form per meaning, as the reader leaves every operation (and
 // as other producers, e.g. the VHLO upgrade, should): dot dimension numbers

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "xlite/stablehlo/element_types.h"
 
 namespace xlite::mlir {
 namespace {

@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "xlite/stablehlo/mlir_parser.h"
+#include "xlite/stablehlo/element_types.h"
 
 namespace xlite::mlir {
 namespace {
@@ -425,10 +425,7 @@ std::string PrintType(const Type& t) {
         absl::StrAppend(&out, d == Type::kDynamic ? "?" : absl::StrCat(d), "x");
       }
       out += t.element;
-      if (!t.encoding.empty()) {
-        absl::StatusOr<Attribute> enc = ParseAttributeText(t.encoding);
-        absl::StrAppend(&out, ", ", enc.ok() ? PrintAttribute(*enc) : t.encoding);
-      }
+      if (!t.encoding.empty()) absl::StrAppend(&out, ", ", t.encoding);
       return out + ">";
     }
     case Type::Kind::kToken:

@@ -51,6 +51,21 @@ func.func @main(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {
 )");
 }
 
+// The reader keeps a tensor encoding in its canonical spelling (aliases
+// resolved, whitespace normalized), so the printer prints it as it is.
+TEST(PrintMlirTest, TensorEncodingsPrintCanonically) {
+  const std::string out = Print(R"(
+#b = #stablehlo.type_extensions<bounds = [ ?,   4 ]>
+func.func @main(%x: tensor<?x4xf32, #b>) -> tensor<?x4xf32, #stablehlo.type_extensions<bounds=[?, 4]>> {
+  return %x : tensor<?x4xf32, #stablehlo.type_extensions<bounds = [?, 4]>>
+})");
+  EXPECT_TRUE(absl::StrContains(
+      out,
+      "(tensor<?x4xf32, #stablehlo.type_extensions<bounds = [?, 4]>>) -> tensor<?x4xf32, "
+      "#stablehlo.type_extensions<bounds = [?, 4]>>"))
+      << out;
+}
+
 TEST(PrintMlirTest, PrettyAndGenericPrintAlike) {
   const std::string pretty = Print(R"(
 module @m attributes {mhlo.num_partitions = 1 : i32} {

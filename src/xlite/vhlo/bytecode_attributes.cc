@@ -15,7 +15,9 @@
 #include "xlite/ir/literal.h"
 #include "xlite/ir/primitive_type.h"
 #include "xlite/ir/shape.h"
+#include "xlite/stablehlo/element_types.h"
 #include "xlite/stablehlo/mlir_parser.h"
+#include "xlite/stablehlo/printer.h"
 #include "xlite/support/status.h"
 #include "xlite/vhlo/bytecode_codes.h"
 
@@ -40,6 +42,12 @@ constexpr int64_t kMaxLiteralBytes = int64_t{1} << 28;
 int64_t DimFromMlir(int64_t d) { return d == kMlirDynamic ? Type::kDynamic : d; }
 
 std::string DimText(int64_t d) { return d == Type::kDynamic ? "?" : absl::StrCat(d); }
+
+// A tensor encoding written as text, in the spelling the text reader keeps.
+std::string CanonicalEncoding(const std::string& text) {
+  absl::StatusOr<Attribute> parsed = mlir::ParseAttributeText(text);
+  return parsed.ok() ? mlir::PrintAttribute(*parsed) : text;
+}
 
 // Builtin-syntax text of a type, for kOther spellings and tensor encodings.
 std::string TypeText(const Type& t) {
@@ -408,6 +416,8 @@ absl::Status AttrTypeTable::DecodeAttribute(uint64_t index, int depth) {
                          ASSIGN_OR_RETURN(result, VhloAttribute(r, depth, cost));
                        } else if (dialect == "builtin") {
                          ASSIGN_OR_RETURN(result, BuiltinAttribute(r, depth, cost, skip_rest));
+                       } else if (dialect == "sdy") {
+                         ASSIGN_OR_RETURN(result, SdyAttribute(r, depth, cost));
                        } else {
                          // Another dialect's private encoding: kept opaque, decoded by nobody.
                          result.kind = AKind::kOpaque;
@@ -880,7 +890,7 @@ absl::StatusOr<mlir::Type> AttrTypeTable::VhloType(EncodingReader& r, int depth,
           encoding = absl::StrCat("#stablehlo.type_extensions<bounds = [",
                                   absl::StrJoin(parts, ", "), "]>");
         } else if (e->kind == AKind::kOpaque) {
-          encoding = e->text;
+          encoding = CanonicalEncoding(e->text);
         } else {
           return r.ErrorAt(at, "unsupported tensor encoding attribute");
         }
@@ -1151,7 +1161,7 @@ absl::StatusOr<mlir::Type> AttrTypeTable::BuiltinType(EncodingReader& r, int dep
       std::string encoding;
       if (code == kBuiltinRankedTensorWithEncoding) {
         ASSIGN_OR_RETURN(const mlir::Attribute* e, ReadAttribute(r, depth + 1));
-        encoding = e->kind == AKind::kOpaque ? e->text : "#encoding";
+        encoding = e->kind == AKind::kOpaque ? CanonicalEncoding(e->text) : "#encoding";
       }
       std::vector<int64_t> dims;
       RETURN_IF_ERROR(ReadShape(r, dims));

@@ -89,6 +89,8 @@ class AttrTypeTable {
   absl::StatusOr<mlir::Type> BuiltinType(EncodingReader& r, int depth, int64_t& cost);
   absl::StatusOr<mlir::Attribute> VhloAttribute(EncodingReader& r, int depth, int64_t& cost);
   absl::StatusOr<mlir::Type> VhloType(EncodingReader& r, int depth, int64_t& cost);
+  // Shardy's attributes (bytecode_sdy.cc).
+  absl::StatusOr<mlir::Attribute> SdyAttribute(EncodingReader& r, int depth, int64_t& cost);
 
   // Shared field readers.
   absl::Status ReadAttributeList(EncodingReader& r, int depth, int64_t& cost,

@@ -18,6 +18,7 @@
 #include "xlite/ir/literal.h"
 #include "xlite/ir/primitive_type.h"
 #include "xlite/ir/shape.h"
+#include "xlite/stablehlo/element_types.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/stablehlo/printer.h"
 #include "xlite/support/status.h"

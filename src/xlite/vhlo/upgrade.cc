@@ -1,10 +1,12 @@
 #include "xlite/vhlo/upgrade.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -59,6 +61,9 @@ class Upgrader : public OpTreeRewriter {
     if (absl::Status resolved = ResolveForwardReferences(); !resolved.ok()) {
       return Error(resolved.message());
     }
+    if (absl::Status folded = FoldConversionCasts(*out); !folded.ok()) {
+      return Error(folded.message());
+    }
     return out;
   }
 
@@ -66,6 +71,56 @@ class Upgrader : public OpTreeRewriter {
   absl::Status Error(absl::string_view what) const {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " (artifact produced by StableHLO_v", producer_.ToString(), ")"));
+  }
+
+  // Artifacts that mix dialects (JAX writes Shardy's ops next to VHLO) cast
+  // between !vhlo.tensor_v1 and builtin tensors; once VHLO types are builtin
+  // ones, those casts are identities and go.
+  static absl::Status FoldConversionCasts(Operation& root) {
+    absl::flat_hash_map<const mlir::Value*, mlir::Value*> replacement;
+    std::function<absl::Status(Operation&)> collect = [&](Operation& op) -> absl::Status {
+      for (auto& region : op.regions) {
+        for (auto& block : region->blocks) {
+          for (auto& inner : block->operations) {
+            if (inner->name == "builtin.unrealized_conversion_cast") {
+              if (inner->operands.size() != 1 || inner->results.size() != 1 ||
+                  inner->operands[0] == nullptr ||
+                  !(inner->operands[0]->type == inner->results[0]->type)) {
+                return absl::UnimplementedError(
+                    "builtin.unrealized_conversion_cast other than between a VHLO type and its "
+                    "builtin twin is unsupported");
+              }
+              replacement[inner->results[0].get()] = inner->operands[0];
+            }
+            RETURN_IF_ERROR(collect(*inner));
+          }
+        }
+      }
+      return absl::OkStatus();
+    };
+    RETURN_IF_ERROR(collect(root));
+    if (replacement.empty()) return absl::OkStatus();
+    auto resolve = [&](mlir::Value* v) {
+      for (size_t hops = 0; hops <= replacement.size(); ++hops) {
+        auto it = replacement.find(v);
+        if (it == replacement.end()) break;
+        v = it->second;
+      }
+      return v;
+    };
+    std::function<void(Operation&)> rewrite = [&](Operation& op) {
+      for (mlir::Value*& v : op.operands) v = resolve(v);
+      for (auto& region : op.regions) {
+        for (auto& block : region->blocks) {
+          for (auto& inner : block->operations) rewrite(*inner);
+          std::erase_if(block->operations, [](const std::unique_ptr<Operation>& o) {
+            return o->name == "builtin.unrealized_conversion_cast";
+          });
+        }
+      }
+    };
+    rewrite(root);
+    return absl::OkStatus();
   }
 
   // Every VHLO op must be in the table; reported before anything else.

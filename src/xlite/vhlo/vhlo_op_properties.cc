@@ -153,6 +153,22 @@ const std::vector<OpProperties>& KnownOps() {
       {"func.func", {"arg_attrs?", "function_type", "res_attrs?", "sym_name", "sym_visibility?"}},
       {"func.call", {"callee"}},
       {"arith.constant", {"value"}},
+      // Shardy's ops (openxla/shardy ops.td), which JAX writes next to VHLO.
+      {"sdy.mesh", {"mesh", "sym_name"}},
+      {"sdy.sharding_constraint", {"sharding"}},
+      {"sdy.reshard", {"sharding"}},
+      {"sdy.manual_computation", {"in_shardings", "manual_axes", "out_shardings"}},
+      {"sdy.named_computation", {"in_shardings?", "name", "out_shardings?"}},
+      {"sdy.sharding_group", {"group_id"}},
+      {"sdy.constant", {"value"}},
+      {"sdy.propagation_barrier", {"allowed_direction"}},
+      {"sdy.data_flow_edge", {"sharding?"}},
+      {"sdy.all_gather", {"gathering_axes", "out_sharding"}},
+      {"sdy.all_slice", {"out_sharding", "slicing_axes"}},
+      {"sdy.all_to_all", {"out_sharding", "params"}},
+      {"sdy.collective_permute", {"out_sharding"}},
+      {"sdy.all_reduce", {"out_sharding", "reduction_axes"}},
+      {"sdy.reduce_scatter", {"out_sharding", "reduce_scatter_axes"}},
   };
   return *ops;
 }

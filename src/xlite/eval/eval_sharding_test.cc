@@ -1,0 +1,272 @@
+// Sharding annotations and manual computations in HLO, as XLA's importer
+// writes them (the sdy round trip's custom calls and frontend attributes, or
+// SPMDFullToShardShape/SPMDShardToFullShape with named shardings).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "xlite/eval/eval_test_util.h"
+#include "xlite/eval/evaluator.h"
+#include "xlite/text/parser.h"
+
+namespace xlite {
+namespace {
+
+using eval_test::Doubles;
+using eval_test::F32;
+
+std::unique_ptr<HloModule> Parse(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "t.hlo");
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+HloInstruction* Find(const HloModule& m, absl::string_view name) {
+  for (const auto& comp : m.computations()) {
+    for (const auto& instr : comp->instructions()) {
+      if (instr->name() == name) return instr.get();
+    }
+  }
+  return nullptr;
+}
+
+Literal Iota(std::vector<int64_t> dims) {
+  Literal l(Shape::Array(PrimitiveType::F32, std::move(dims)));
+  for (int64_t i = 0; i < l.element_count(); ++i) l.SetDouble(i, static_cast<double>(i));
+  return l;
+}
+
+TEST(EvalSharding, AnnotationsPassTheirOperandThrough) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  s = f32[2] custom-call(p), custom_call_target="Sharding", sharding={devices=[2]<=[2]}
+  b = f32[2] custom-call(s), custom_call_target="xla.sdy.PropagationBarrier", frontend_attributes={xla.sdy.allowed_direction="FORWARD"}
+  g = () custom-call(b), custom_call_target="xla.sdy.ShardingGroup", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding_group_id="0"}
+  ROOT r = f32[2] custom-call(b), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {F32({2}, {1.5, -2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(*out), (std::vector<double>{1.5, -2}));
+}
+
+TEST(EvalSharding, AnnotationThatChangesTheShapeIsRefused) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT s = f32[1] custom-call(p), custom_call_target="Sharding"
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {F32({2}, {1, 2})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+// The sdy round trip of shard_map(lambda x: psum(x, 'x')) over 4 devices,
+// with two operands (the second replicated) and two results.
+constexpr char kRoundTrip[] =
+    R"(HloModule jit_f, num_partitions=4, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=4]>}}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%xla.sdy.manual_computation_body (x: f32[2,4], y: f32[4]) -> (f32[2,4], f32[2,4]) {
+  %x = f32[2,4] parameter(0)
+  %y = f32[4] parameter(1)
+  %sum = f32[2,4] all-reduce(%x), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%add
+  %yb = f32[2,4] broadcast(%y), dimensions={1}
+  %plus = f32[2,4] add(%x, %yb)
+  ROOT %t = (f32[2,4], f32[2,4]) tuple(%sum, %plus)
+}
+
+ENTRY %main (p0: f32[8,4], p1: f32[4]) -> (f32[2,4], f32[8,4]) {
+  %p0 = f32[8,4] parameter(0), frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"x\"}, {}]>"}
+  %p1 = f32[4] parameter(1)
+  %g2l = (f32[2,4], f32[4]) custom-call(%p0, %p1), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>, <@mesh, [{}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>"}
+  %l0 = f32[2,4] get-tuple-element(%g2l), index=0
+  %l1 = f32[4] get-tuple-element(%g2l), index=1
+  %call = (f32[2,4], f32[2,4]) call(%l0, %l1), to_apply=%xla.sdy.manual_computation_body, frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>, <@mesh, [{}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{}, {}]>, <@mesh, [{\"x\"}, {}]>]>"}
+  %r0 = f32[2,4] get-tuple-element(%call), index=0
+  %r1 = f32[2,4] get-tuple-element(%call), index=1
+  %l2g = (f32[2,4], f32[8,4]) custom-call(%r0, %r1), custom_call_target="xla.sdy.LocalToGlobalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{}, {}]>, <@mesh, [{\"x\"}, {}]>]>"}
+  %o0 = f32[2,4] get-tuple-element(%l2g), index=0
+  %o1 = f32[8,4] get-tuple-element(%l2g), index=1
+  ROOT %out = (f32[2,4], f32[8,4]) tuple(%o0, %o1)
+})";
+
+TEST(EvalSharding, RoundTripManualComputationRunsPerDevice) {
+  auto m = Parse(kRoundTrip);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {Iota({8, 4}), F32({4}, {100, 200, 300, 400})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // psum of the four 2-row shards of iota(8x4).
+  EXPECT_EQ(Doubles(out->tuple_elements()[0]),
+            (std::vector<double>{48, 52, 56, 60, 64, 68, 72, 76}));
+  // Each shard plus the replicated row, reassembled: iota + y per column.
+  std::vector<double> expected;
+  for (int i = 0; i < 32; ++i) expected.push_back(i + 100.0 * (i % 4 + 1));
+  EXPECT_EQ(Doubles(out->tuple_elements()[1]), expected);
+}
+
+TEST(EvalSharding, TheBoundaryOutsideAManualComputationIsRefused) {
+  auto m = Parse(R"(HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2]>}}
+ENTRY e {
+  p = f32[4] parameter(0)
+  l = f32[2] custom-call(p), custom_call_target="xla.sdy.GlobalToLocalShape", frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"x\"}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>"}
+  ROOT n = f32[2] negate(l)
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {F32({4}, {1, 2, 3, 4})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(out.status().message(), "no manual computation call"))
+      << out.status();
+
+  auto exit = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT g = f32[4] custom-call(p), custom_call_target="SPMDShardToFullShape"
+})");
+  ASSERT_NE(exit, nullptr);
+  out = Evaluate(*exit, {F32({2}, {1, 2})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(EvalSharding, MissingManualAxesIsAnError) {
+  auto m = Parse(R"(HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2]>}}
+%xla.sdy.manual_computation_body (x: f32[2]) -> f32[2] {
+  ROOT %x = f32[2] parameter(0)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  l = f32[2] custom-call(p), custom_call_target="xla.sdy.GlobalToLocalShape"
+  c = f32[2] call(l), to_apply=%xla.sdy.manual_computation_body
+  ROOT g = f32[4] custom-call(c), custom_call_target="xla.sdy.LocalToGlobalShape"
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {F32({4}, {1, 2, 3, 4})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(absl::StrContains(out.status().message(), "without xla.sdy.manual_axes"))
+      << out.status();
+}
+
+// XLA's named-sharding form: copy (global sharding) -> SPMDFullToShardShape
+// (manual axes) -> call -> copy -> SPMDShardToFullShape (global sharding).
+TEST(EvalSharding, FullToShardFormWithNamedShardings) {
+  auto m = Parse(R"(HloModule m, num_partitions=2
+%body (x: f32[1,4]) -> f32[1,4] {
+  %x = f32[1,4] parameter(0)
+  ROOT %p = f32[1,4] collective-permute(%x), channel_id=1, source_target_pairs={{0,1},{1,0}}
+}
+ENTRY e {
+  p = f32[2,4] parameter(0)
+  in = f32[2,4] copy(p)
+  f2s = f32[1,4] custom-call(in), custom_call_target="SPMDFullToShardShape"
+  c = f32[1,4] call(f2s), to_apply=%body
+  out = f32[1,4] copy(c)
+  ROOT s2f = f32[2,4] custom-call(out), custom_call_target="SPMDShardToFullShape"
+})");
+  ASSERT_NE(m, nullptr);
+  NamedSharding global;
+  global.mesh.axis_names = {"a"};
+  global.mesh.axis_sizes = {2};
+  global.dims = {NamedSharding::Dim{{MeshAxisRef{0, 1, 0}}, true}, NamedSharding::Dim{}};
+  NamedSharding manual;
+  manual.mesh = global.mesh;
+  manual.manual_axes = {MeshAxisRef{0, 1, 0}};
+  auto named = [](const NamedSharding& n) {
+    HloSharding h;
+    h.kind = HloSharding::Kind::kNamed;
+    h.named = n;
+    return h;
+  };
+  Find(*m, "in")->attrs().sharding = named(global);
+  Find(*m, "f2s")->attrs().sharding = named(manual);
+  Find(*m, "c")->attrs().sharding = named(manual);
+  Find(*m, "s2f")->attrs().sharding = named(global);
+  absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(*out), (std::vector<double>{4, 5, 6, 7, 0, 1, 2, 3}));
+}
+
+TEST(EvalSharding, FullToShardFormWithReplicatedValues) {
+  // A replicated operand and result: XLA's named sharding keeps no dimensions.
+  auto m = Parse(R"(HloModule m, num_partitions=2
+%body (x: f32[1,4], q: f32[4]) -> (f32[1,4], f32[4]) {
+  %x = f32[1,4] parameter(0)
+  %q = f32[4] parameter(1)
+  %p = f32[1,4] collective-permute(%x), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  %qq = f32[4] add(%q, %q)
+  ROOT %t = (f32[1,4], f32[4]) tuple(%p, %qq)
+}
+ENTRY e {
+  p = f32[2,4] parameter(0)
+  q = f32[4] parameter(1)
+  in = f32[2,4] copy(p)
+  inq = f32[4] copy(q)
+  f2s = f32[1,4] custom-call(in), custom_call_target="SPMDFullToShardShape"
+  f2sq = f32[4] custom-call(inq), custom_call_target="SPMDFullToShardShape"
+  c = (f32[1,4], f32[4]) call(f2s, f2sq), to_apply=%body
+  c0 = f32[1,4] get-tuple-element(c), index=0
+  c1 = f32[4] get-tuple-element(c), index=1
+  o0 = f32[1,4] copy(c0)
+  o1 = f32[4] copy(c1)
+  s0 = f32[2,4] custom-call(o0), custom_call_target="SPMDShardToFullShape"
+  s1 = f32[4] custom-call(o1), custom_call_target="SPMDShardToFullShape"
+  ROOT r = (f32[2,4], f32[4]) tuple(s0, s1)
+})");
+  ASSERT_NE(m, nullptr);
+  NamedSharding rows;
+  rows.mesh.axis_names = {"a"};
+  rows.mesh.axis_sizes = {2};
+  rows.dims = {NamedSharding::Dim{{MeshAxisRef{0, 1, 0}}, true}, NamedSharding::Dim{}};
+  NamedSharding replicated;
+  replicated.mesh = rows.mesh;
+  NamedSharding manual;
+  manual.mesh = rows.mesh;
+  manual.manual_axes = {MeshAxisRef{0, 1, 0}};
+  auto named = [](const NamedSharding& n) {
+    HloSharding h;
+    h.kind = HloSharding::Kind::kNamed;
+    h.named = n;
+    return h;
+  };
+  Find(*m, "in")->attrs().sharding = named(rows);
+  Find(*m, "inq")->attrs().sharding = named(replicated);
+  Find(*m, "f2s")->attrs().sharding = named(manual);
+  Find(*m, "f2sq")->attrs().sharding = named(manual);
+  Find(*m, "s0")->attrs().sharding = named(rows);
+  Find(*m, "s1")->attrs().sharding = named(replicated);
+  absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4}), F32({4}, {1, 2, 3, 4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(out->tuple_elements()[0]), (std::vector<double>{4, 5, 6, 7, 0, 1, 2, 3}));
+  EXPECT_EQ(Doubles(out->tuple_elements()[1]), (std::vector<double>{2, 4, 6, 8}));
+}
+
+TEST(EvalSharding, FullToShardFormWithoutNamedShardingsIsUnsupported) {
+  auto m = Parse(R"(HloModule m, num_partitions=2
+%body (x: f32[1,4]) -> f32[1,4] {
+  ROOT %x = f32[1,4] parameter(0)
+}
+ENTRY e {
+  p = f32[2,4] parameter(0), sharding={devices=[2,1]<=[2]}
+  f2s = f32[1,4] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  c = f32[1,4] call(f2s), to_apply=%body
+  ROOT s2f = f32[2,4] custom-call(c), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1]<=[2]}
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(out.status().message(), "named")) << out.status();
+}
+
+}  // namespace
+}  // namespace xlite
