@@ -441,6 +441,59 @@ ENTRY e {
   EXPECT_EQ(a.At("cpd"), a.At("cps", {1}));
 }
 
+TEST(Dataflow, OlderCollectiveStartFormsThatReturnTheResult) {
+  // A start whose shape is the result alone (all-gather, collective-permute)
+  // or an (operand, result) tuple (all-reduce), as in hlo_to_mhlo's tests.
+  Analyzed a = Analyze(R"(
+HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[128,32] parameter(0)
+  ags = f32[128,128] all-gather-start(p), channel_id=1, replica_groups={{0,2,4,6},{1,3,5,7}}, dimensions={1}, use_global_device_ids=true
+  agd = f32[128,128] all-gather-done(ags)
+  cps = f32[128,32] collective-permute-start(p), channel_id=2, source_target_pairs={{0,1},{1,2}}
+  cpd = f32[128,32] collective-permute-done(cps)
+  ars = (f32[128,32], f32[128,32]) all-reduce-start(p), channel_id=3, replica_groups={{0,2,4,6},{1,3,5,7}}, to_apply=add, use_global_device_ids=true
+  ard = f32[128,32] all-reduce-done(ars)
+  ROOT t = (f32[128,128], f32[128,32], f32[128,32]) tuple(agd, cpd, ard)
+}
+)");
+  ASSERT_NE(a.dataflow, nullptr);
+  EXPECT_TRUE(a.Defines("ags"));
+  EXPECT_EQ(a.At("agd"), a.At("ags"));
+  EXPECT_TRUE(a.Defines("cps"));
+  EXPECT_EQ(a.At("cpd"), a.At("cps"));
+  EXPECT_TRUE(a.Defines("ars", {1}));
+  EXPECT_EQ(a.At("ard"), a.At("ars", {1}));
+  // The tuple form updates nothing in place.
+  for (const InPlacePair& pair : a.dataflow->in_place_pairs()) {
+    EXPECT_NE(pair.instruction, a["ars"]);
+  }
+}
+
+TEST(Dataflow, DomainForwards) {
+  Analyzed a = Analyze(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  d = f32[4] domain(p), domain={kind="sharding", entry={maximal device=0}, exit={replicated}}
+  ROOT n = f32[4] negate(d)
+}
+)");
+  ASSERT_NE(a.dataflow, nullptr);
+  EXPECT_FALSE(a.Defines("d"));
+  EXPECT_EQ(a.At("d"), a.At("p"));
+  // A domain passes its operand on without reading it.
+  EXPECT_FALSE(UsedBy(a.At("p"), a["d"]));
+  EXPECT_TRUE(HasUse(a.At("p"), a["n"], 0));
+}
+
 TEST(Dataflow, SendAndRecvDone) {
   Analyzed a = Analyze(R"(
 HloModule m
