@@ -8,8 +8,9 @@
 // BM_Analyses/<module>: dataflow + alias analysis (HloAliasAnalysis::Run).
 // BM_ProposeSchedule/<module>: ProposeSchedule with the three schedulers:
 //   the analyses, one memory model per computation, list, dfs and
-//   post-order schedules, each checked and its peak simulated
-//   (HloLiveRange). The module is parsed once, outside the timing.
+//   post-order schedules, each one's peak simulated (HloLiveRange). The
+//   module is parsed once, outside the timing; writing the schedule into the
+//   module (ApplyTo, which checks it) is not timed.
 // The generated module "chain_<n>" is n/8 blocks of
 //   dot, exponential, negate, add, reduce, broadcast, multiply, slice
 // where each block feeds the next and its slice is kept to the end (a

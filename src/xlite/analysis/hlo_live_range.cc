@@ -24,6 +24,15 @@ class HloLiveRange::Builder {
   }
 
   absl::Status Run() {
+    if (options_.value_sizes == nullptr) {
+      own_sizes_ = ComputeValueSizes(df_);
+      sizes_ = &own_sizes_;
+    } else if (static_cast<int64_t>(options_.value_sizes->size()) != df_.value_count()) {
+      return InvalidArgument("LiveRangeOptions::value_sizes has ", options_.value_sizes->size(),
+                             " sizes for ", df_.value_count(), " values");
+    } else {
+      sizes_ = options_.value_sizes;
+    }
     const HloModule& module = df_.module();
     const HloComputation* entry = module.entry_computation();
     if (entry == nullptr) return InvalidArgument("module ", module.name(), " has no entry");
@@ -180,7 +189,7 @@ class HloLiveRange::Builder {
       const int64_t time = r_.time_[definer];
       if (time < 0) continue;  // not run sequentially
       const HloValue& value = df_.GetValue(v);
-      if (HasUnboundedDimension(value.shape())) {
+      if ((*sizes_)[v] < 0) {
         return Unimplemented("value ", value.ToShortString(), " has shape ",
                              value.shape().ToString(),
                              " with an unbounded dimension; its size is unknown");
@@ -213,7 +222,7 @@ class HloLiveRange::Builder {
       for (const HloValue* value : buffer.values()) {
         const LiveRange& v = r_.value_range_[value->id()];
         if (v.start < 0) continue;
-        size = std::max(size, ShapeSizeBytes(value->shape()));
+        size = std::max(size, (*sizes_)[value->id()]);
         if (range.start < 0) {
           range = v;
         } else {
@@ -250,7 +259,19 @@ class HloLiveRange::Builder {
   absl::flat_hash_set<const HloComputation*> flattening_;
   std::vector<std::pair<const HloComputation*, const HloInstruction*>> async_context_;
   std::vector<int64_t> span_start_, span_end_, async_end_;  // by instruction id
+  std::vector<int64_t> own_sizes_;
+  const std::vector<int64_t>* sizes_ = nullptr;  // by value id
 };
+
+std::vector<int64_t> ComputeValueSizes(const HloDataflowAnalysis& dataflow) {
+  std::vector<int64_t> sizes(dataflow.value_count());
+  for (HloValue::Id v = 0; v < dataflow.value_count(); ++v) {
+    const Shape& shape = dataflow.GetValue(v).shape();
+    // A tuple's table has a size even when an element has none.
+    sizes[v] = !shape.IsTuple() && HasUnboundedDimension(shape) ? -1 : ShapeSizeBytes(shape);
+  }
+  return sizes;
+}
 
 absl::StatusOr<std::unique_ptr<HloLiveRange>> HloLiveRange::Run(const HloSchedule& schedule,
                                                                 const HloAliasAnalysis& alias,

@@ -47,6 +47,10 @@ struct LiveRange {
   bool operator==(const LiveRange&) const = default;
 };
 
+// ShapeSizeBytes of every value, by id; -1 for a value with an unbounded
+// dimension (no size).
+std::vector<int64_t> ComputeValueSizes(const HloDataflowAnalysis& dataflow);
+
 struct LiveRangeOptions {
   // A computation run from several sequential sites is flattened once, at
   // its first site, and its values' ranges then describe only that site: a
@@ -54,6 +58,9 @@ struct LiveRangeOptions {
   // must not: without this option such a module is FailedPrecondition (run
   // flatten-call-graph first).
   bool allow_unflattened = false;
+  // ComputeValueSizes(dataflow), when the caller has it (runs on several
+  // schedules share it); computed otherwise.
+  const std::vector<int64_t>* value_sizes = nullptr;
 };
 
 class HloLiveRange {

@@ -48,11 +48,13 @@ ComputationMemoryModel::ComputationMemoryModel(const HloComputation& computation
   successors_.resize(n);
   operand_predecessors_.assign(n, 0);
   user_count_.assign(n, 0);
+  std::vector<int32_t> added_for(n, -1);  // dedupes a tuple's thousand operands in O(1) each
   for (int32_t i = 0; i < n; ++i) {
     if (ids[i] < 0) continue;
     std::vector<int32_t>& preds = predecessors_[i];
     auto add = [&](int32_t p) {
-      if (p < 0 || std::find(preds.begin(), preds.end(), p) != preds.end()) return;
+      if (p < 0 || added_for[p] == i) return;
+      added_for[p] = i;
       preds.push_back(p);
       successors_[p].push_back(i);
     };
@@ -88,7 +90,10 @@ ComputationMemoryModel::ComputationMemoryModel(const HloComputation& computation
         mark(v, kIgnored);
       } else if (definer == ids[i] ||
                  (from_callee && dataflow.instruction(definer)->parent() != computation_)) {
-        const int32_t local = Track(dataflow.GetValue(v));
+        const int64_t size = scratch->value_sizes != nullptr
+                                 ? std::max<int64_t>(0, (*scratch->value_sizes)[v])
+                                 : ShapeSizeBytes(dataflow.GetValue(v).shape());
+        const int32_t local = Track(size);
         mark(v, local);
         defined_[i].push_back(local);
         bytes_defined_[i] += value_size_[local];
@@ -129,9 +134,9 @@ ComputationMemoryModel::ComputationMemoryModel(const HloComputation& computation
   }
 }
 
-int32_t ComputationMemoryModel::Track(const HloValue& value) {
+int32_t ComputationMemoryModel::Track(int64_t size) {
   const int32_t local = static_cast<int32_t>(value_size_.size());
-  value_size_.push_back(ShapeSizeBytes(value.shape()));
+  value_size_.push_back(size);
   value_users_.emplace_back();
   value_lives_out_.push_back(false);
   return local;

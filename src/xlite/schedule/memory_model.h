@@ -27,6 +27,8 @@ namespace xlite {
 struct MemoryModelScratch {
   std::vector<int32_t> local_of_value;        // by value id; -1 when unset
   std::vector<int32_t> local_of_instruction;  // by instruction id; -1 when unset
+  // ComputeValueSizes(dataflow) if the caller has it; else sizes are computed.
+  const std::vector<int64_t>* value_sizes = nullptr;
 };
 
 class ComputationMemoryModel {
@@ -69,7 +71,7 @@ class ComputationMemoryModel {
   }
 
  private:
-  int32_t Track(const HloValue& value);
+  int32_t Track(int64_t size);
 
   const HloComputation* computation_;
   std::vector<HloInstruction*> instructions_;

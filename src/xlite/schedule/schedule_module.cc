@@ -15,9 +15,10 @@ namespace {
 
 // The memory model of every scheduled computation, callees first.
 std::vector<std::unique_ptr<ComputationMemoryModel>> BuildModels(
-    const HloDataflowAnalysis& dataflow) {
+    const HloDataflowAnalysis& dataflow, const std::vector<int64_t>* value_sizes) {
   std::vector<std::unique_ptr<ComputationMemoryModel>> models;
   MemoryModelScratch scratch;
+  scratch.value_sizes = value_sizes;
   for (const HloComputation* c : ScheduledComputations(dataflow.call_graph())) {
     models.push_back(std::make_unique<ComputationMemoryModel>(*c, dataflow, &scratch));
   }
@@ -47,6 +48,12 @@ absl::StatusOr<HloSchedule> ScheduleWith(
   for (const auto& model : models) {
     callee_bytes.assign(model->size(), 0);
     for (int32_t i = 0; i < model->size(); ++i) {
+      const HloOpcode op = model->opcode(i);
+      // Only these run scheduled computations; the rest call embedded ones.
+      if (op != HloOpcode::kCall && op != HloOpcode::kWhile && op != HloOpcode::kConditional &&
+          op != HloOpcode::kAsyncStart) {
+        continue;
+      }
       for (const HloComputation* callee : model->instruction(i)->called_computations()) {
         auto it = peak_of.find(callee);
         if (it != peak_of.end()) callee_bytes[i] = std::max(callee_bytes[i], it->second);
@@ -62,9 +69,11 @@ absl::StatusOr<HloSchedule> ScheduleWith(
   return schedule;
 }
 
-absl::StatusOr<int64_t> SimulatedPeak(const HloSchedule& schedule, const HloAliasAnalysis& alias) {
+absl::StatusOr<int64_t> SimulatedPeak(const HloSchedule& schedule, const HloAliasAnalysis& alias,
+                                      const std::vector<int64_t>& value_sizes) {
   LiveRangeOptions options;
   options.allow_unflattened = true;  // an estimate to compare orders
+  options.value_sizes = &value_sizes;
   ASSIGN_OR_RETURN(std::unique_ptr<HloLiveRange> live, HloLiveRange::Run(schedule, alias, options));
   return live->peak_bytes();
 }
@@ -103,7 +112,7 @@ std::vector<const HloComputation*> ScheduledComputations(const CallGraph& call_g
 
 absl::StatusOr<HloSchedule> RunMemoryScheduler(const HloAliasAnalysis& alias,
                                                MemoryScheduler scheduler) {
-  return ScheduleWith(BuildModels(alias.dataflow_analysis()), scheduler);
+  return ScheduleWith(BuildModels(alias.dataflow_analysis(), nullptr), scheduler);
 }
 
 absl::Status VerifySchedule(const HloModule& module, const HloSchedule& schedule) {
@@ -115,11 +124,13 @@ absl::StatusOr<ScheduleResult> ProposeSchedule(const HloModule& module,
                                                const ScheduleOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias, HloAliasAnalysis::Run(module));
   const HloDataflowAnalysis& dataflow = alias->dataflow_analysis();
-  for (const auto& value : dataflow.values()) {
-    if (HasUnboundedDimension(value->shape()) &&
-        dataflow.call_graph().IsSequential(value->defining_instruction()->parent())) {
-      return Unimplemented("cannot schedule for memory: value ", value->ToShortString(),
-                           " has shape ", value->shape().ToString(),
+  const std::vector<int64_t> sizes = ComputeValueSizes(dataflow);
+  for (HloValue::Id v = 0; v < dataflow.value_count(); ++v) {
+    const HloValue& value = dataflow.GetValue(v);
+    if (sizes[v] < 0 &&
+        dataflow.call_graph().IsSequential(value.defining_instruction()->parent())) {
+      return Unimplemented("cannot schedule for memory: value ", value.ToShortString(),
+                           " has shape ", value.shape().ToString(),
                            " with an unbounded dimension, whose size is unknown");
     }
   }
@@ -132,17 +143,17 @@ absl::StatusOr<ScheduleResult> ProposeSchedule(const HloModule& module,
                              " is_scheduled=true, but its order is not a schedule: ", s.message());
     }
     result.chosen = "existing";
-    ASSIGN_OR_RETURN(result.peak_bytes, SimulatedPeak(result.schedule, *alias));
+    ASSIGN_OR_RETURN(result.peak_bytes, SimulatedPeak(result.schedule, *alias, sizes));
     return result;
   }
   if (options.schedulers.empty()) return InvalidArgument("ScheduleOptions names no scheduler");
-  const auto models = BuildModels(dataflow);
+  const auto models = BuildModels(dataflow, &sizes);
   bool have = false;
   for (MemoryScheduler scheduler : options.schedulers) {
     ASSIGN_OR_RETURN(HloSchedule schedule, ScheduleWith(models, scheduler));
-    // The schedulers' orders are topological by construction; the chosen one
-    // is checked in full below.
-    ASSIGN_OR_RETURN(int64_t peak, SimulatedPeak(schedule, *alias));
+    // The schedulers' orders are topological by construction (the corpus
+    // test checks them independently); ApplyTo checks before writing.
+    ASSIGN_OR_RETURN(int64_t peak, SimulatedPeak(schedule, *alias, sizes));
     result.peaks.push_back({scheduler, peak});
     if (!have || peak < result.peak_bytes) {
       have = true;
@@ -150,9 +161,6 @@ absl::StatusOr<ScheduleResult> ProposeSchedule(const HloModule& module,
       result.chosen = std::string(MemorySchedulerName(scheduler));
       result.schedule = std::move(schedule);
     }
-  }
-  if (absl::Status s = VerifyScheduleWith(dataflow.call_graph(), result.schedule); !s.ok()) {
-    return Internal("the ", result.chosen, " scheduler produced an invalid order: ", s.message());
   }
   return result;
 }

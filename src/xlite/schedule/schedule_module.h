@@ -61,7 +61,8 @@ absl::Status VerifySchedule(const HloModule& module, const HloSchedule& schedule
 
 // Chooses a schedule without changing the module. Errors: a module the
 // analyses refuse, an invalid kept schedule (InvalidArgument), an unbounded
-// dynamic dimension (Unimplemented: sizes unknown).
+// dynamic dimension (Unimplemented: sizes unknown). The schedulers' orders
+// are valid by construction and not checked again here (ApplyTo checks).
 absl::StatusOr<ScheduleResult> ProposeSchedule(const HloModule& module,
                                                const ScheduleOptions& options = {});
 
