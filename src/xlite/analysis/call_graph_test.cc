@@ -204,5 +204,38 @@ ENTRY e {
   EXPECT_FALSE((*graph)->IsSequential(FindComputation(*m, "inner")));
 }
 
+TEST(CallGraph, RecursionIsAnError) {
+  // Built by hand: the parser cannot express it.
+  HloModule m("recursive");
+  auto f = std::make_unique<HloComputation>("f");
+  HloComputation* fp = f.get();
+  auto x = std::make_unique<HloInstruction>(HloOpcode::kParameter, "x",
+                                            Shape::Scalar(PrimitiveType::F32));
+  HloInstruction* param = f->AddInstruction(std::move(x));
+  f->SetParameter(0, param);
+  auto call = std::make_unique<HloInstruction>(HloOpcode::kCall, "again",
+                                               Shape::Scalar(PrimitiveType::F32));
+  call->AppendOperand(param);
+  call->AppendCalledComputation(fp);
+  f->set_root_instruction(f->AddInstruction(std::move(call)));
+  m.AddComputation(std::move(f));
+  auto e = std::make_unique<HloComputation>("e");
+  auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter, "p",
+                                            Shape::Scalar(PrimitiveType::F32));
+  HloInstruction* ep = e->AddInstruction(std::move(p));
+  e->SetParameter(0, ep);
+  auto c =
+      std::make_unique<HloInstruction>(HloOpcode::kCall, "c", Shape::Scalar(PrimitiveType::F32));
+  c->AppendOperand(ep);
+  c->AppendCalledComputation(fp);
+  e->set_root_instruction(e->AddInstruction(std::move(c)));
+  e->set_is_entry(true);
+  m.set_entry_computation(m.AddComputation(std::move(e)));
+  auto graph = CallGraph::Build(m);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(graph.status().message().find("'f' calls itself"), std::string::npos) << graph.status();
+}
+
 }  // namespace
 }  // namespace xlite

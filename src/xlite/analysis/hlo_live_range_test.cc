@@ -242,5 +242,42 @@ ENTRY e {
   EXPECT_NE(live.status().message().find("unbounded"), std::string::npos);
 }
 
+TEST(LiveRange, SequenceWithForeignOrRepeatedInstructionsIsAnError) {
+  auto m = Parse(R"(
+HloModule m
+
+f {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT c = f32[4] call(p), to_apply=f
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto alias = HloAliasAnalysis::Run(*m);
+  ASSERT_TRUE(alias.ok());
+  HloSchedule schedule = TextOrder(*m);
+  const HloComputation* entry = m->entry_computation();
+  std::vector<HloInstruction*> twice = schedule.sequence(entry);
+  twice.push_back(twice.front());
+  HloSchedule repeated = schedule;
+  repeated.set_sequence(entry, twice);
+  auto live = HloLiveRange::Run(repeated, **alias);
+  ASSERT_FALSE(live.ok());
+  EXPECT_NE(live.status().message().find("'p' twice"), std::string::npos) << live.status();
+
+  std::vector<HloInstruction*> foreign = schedule.sequence(entry);
+  foreign.push_back(Find(*m, "n"));
+  HloSchedule mixed = schedule;
+  mixed.set_sequence(entry, foreign);
+  live = HloLiveRange::Run(mixed, **alias);
+  ASSERT_FALSE(live.ok());
+  EXPECT_NE(live.status().message().find("'n' of another computation"), std::string::npos)
+      << live.status();
+}
+
 }  // namespace
 }  // namespace xlite

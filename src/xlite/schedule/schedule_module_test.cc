@@ -288,6 +288,12 @@ TEST(HloSchedule, VerifySequenceNamesWhatIsWrong) {
   HloSchedule schedule;
   schedule.set_sequence(entry, swapped);
   EXPECT_FALSE(schedule.ApplyTo(*m).ok());
+  auto other = Parse(kTwoBroadcasts);
+  ASSERT_NE(other, nullptr);
+  HloSchedule foreign;
+  foreign.set_sequence(other->entry_computation(), seq);
+  s = foreign.ApplyTo(*m);
+  EXPECT_NE(s.message().find("not in module m"), std::string::npos) << s;
   EXPECT_FALSE(m->config().is_scheduled);  // nothing changed
   EXPECT_FALSE(VerifySchedule(*m, HloSchedule()).ok());
 }
