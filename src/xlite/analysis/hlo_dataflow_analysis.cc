@@ -526,8 +526,16 @@ class HloDataflowAnalysis::Builder {
         }
       } else if (at.opcode() == HloOpcode::kParameter) {
         for (const CallSite* site : a_.call_graph_->SequentialCallers(at.parent())) {
-          if (site->instruction->opcode() == HloOpcode::kWhile) {
-            RETURN_IF_ERROR(add_loop(*site->instruction));
+          const HloInstruction& caller = *site->instruction;
+          if (caller.opcode() == HloOpcode::kWhile) {
+            RETURN_IF_ERROR(add_loop(caller));
+          } else if (caller.opcode() == HloOpcode::kConditional) {
+            // Every branch this computation is (listed once per branch).
+            for (size_t j = 0; j < caller.called_computations().size(); ++j) {
+              if (caller.called_computations()[j] != at.parent()) continue;
+              ASSIGN_OR_RETURN(const HloInstruction* op, Operand(caller, j + 1));
+              RETURN_IF_ERROR(add(op));
+            }
           } else {
             ASSIGN_OR_RETURN(
                 const HloInstruction* op,

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "xlite/analysis/analysis_test_util.h"
 
@@ -51,6 +52,17 @@ bool HasUse(const HloValue* value, const HloInstruction* user, int64_t operand,
 bool UsedBy(const HloValue* value, const HloInstruction* user) {
   return std::any_of(value->uses().begin(), value->uses().end(),
                      [&](const HloUse& u) { return u.instruction == user; });
+}
+
+// "name:operand{index}->{output}" for every in-place pair of the module.
+std::vector<std::string> PairStrings(const HloDataflowAnalysis& dataflow) {
+  std::vector<std::string> pairs;
+  for (const InPlacePair& p : dataflow.in_place_pairs()) {
+    pairs.push_back(absl::StrCat(p.instruction->name(), ":", p.input.operand_number,
+                                 ShapeIndexToString(p.input.operand_index), "->",
+                                 ShapeIndexToString(p.output)));
+  }
+  return pairs;
 }
 
 TEST(Dataflow, ElementwiseOpsDefineOneValueEach) {
@@ -305,6 +317,33 @@ ENTRY e {
   EXPECT_EQ(a.At("c2"), a.At("n"));
 }
 
+TEST(Dataflow, OneComputationForTwoBranchesGetsAParameterPhi) {
+  Analyzed a = Analyze(R"(
+HloModule m
+
+branch {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+
+ENTRY e {
+  i = s32[] parameter(0)
+  p = f32[4] parameter(1)
+  q = f32[4] parameter(2)
+  ROOT c = f32[4] conditional(i, p, q), branch_computations={branch, branch}
+}
+)");
+  ASSERT_NE(a.dataflow, nullptr);
+  const HloValue* x = a.At("x");
+  EXPECT_TRUE(x->is_phi());
+  ASSERT_EQ(x->phi_inputs().size(), 2u);
+  EXPECT_EQ(x->phi_inputs()[0], a.At("p"));
+  EXPECT_EQ(x->phi_inputs()[1], a.At("q"));
+  const HloValue* c = a.At("c");
+  ASSERT_EQ(c->phi_inputs().size(), 1u);  // both branches end in n
+  EXPECT_EQ(c->phi_inputs()[0], a.At("n"));
+}
+
 TEST(Dataflow, EmbeddedComputationParametersDefineValues) {
   Analyzed a = Analyze(R"(
 HloModule m
@@ -544,13 +583,70 @@ ENTRY e {
   EXPECT_TRUE(a.Defines("dus"));
   EXPECT_TRUE(a.Defines("sc"));
   EXPECT_TRUE(a.Defines("cc", {0}));
-  std::vector<std::string> pairs;
-  for (const InPlacePair& p : a.dataflow->in_place_pairs()) {
-    pairs.push_back(absl::StrCat(p.instruction->name(), ":", p.input.operand_number,
-                                 ShapeIndexToString(p.input.operand_index), "->",
-                                 ShapeIndexToString(p.output)));
-  }
+  std::vector<std::string> pairs = PairStrings(*a.dataflow);
   EXPECT_EQ(pairs, (std::vector<std::string>{"dus:0{}->{}", "sc:0{}->{}", "cc:0{}->{0}"}));
+}
+
+TEST(Dataflow, MoreInPlaceOperations) {
+  Analyzed a = Analyze(R"(
+HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+wrapped {
+  w0 = f32[4] parameter(0)
+  ROOT wc = f32[4] custom-call(w0), custom_call_target="inc", output_to_operand_aliasing={{}: (0, {})}
+}
+
+ENTRY e {
+  p = f32[4,4] parameter(0)
+  n = s32[] parameter(1)
+  sds = f32[4,<=4] set-dimension-size(p, n), dimensions={1}
+  r0 = f32[6] parameter(2)
+  r1 = f32[6] parameter(3)
+  o = s32[3] parameter(4)
+  ra = f32[6] ragged-all-to-all(r0, r1, o, o, o, o), channel_id=1, replica_groups={{0,1,2}}
+  input = f32[8,8] parameter(5)
+  output = f32[8,8] parameter(6)
+  zero = s32[] constant(0)
+  off = (s32[], s32[]) tuple(zero, zero)
+  offs = ((s32[], s32[])) tuple(off)
+  cp = f32[8,8] collective-permute(input, output, offs, offs), source_target_pairs={{0,1}}, slice_sizes={{1,8}}
+  a0 = f32[4] parameter(7)
+  a1 = f32[4] parameter(8)
+  idx = s32[2,1] parameter(9)
+  u0 = f32[2] parameter(10)
+  sc = (f32[4], f32[4]) scatter(a0, a1, idx, u0, u0), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add2
+  ars = (f32[4], f32[4]) all-reduce-start(a0, a1), replica_groups={}, to_apply=add
+  ard = (f32[4], f32[4]) all-reduce-done(ars)
+  as = ((f32[4]), f32[4], s32[]) async-start(a0), calls=wrapped, output_to_operand_aliasing={{1}: (0, {})}
+  ad = f32[4] async-done(as)
+  ROOT t = (f32[4,<=4], f32[6], f32[8,8], (f32[4], f32[4]), (f32[4], f32[4]), f32[4]) tuple(sds, ra, cp, sc, ard, ad)
+}
+
+add2 {
+  x0 = f32[] parameter(0)
+  x1 = f32[] parameter(1)
+  y0 = f32[] parameter(2)
+  y1 = f32[] parameter(3)
+  s0 = f32[] add(x0, y0)
+  s1 = f32[] add(x1, y1)
+  ROOT t = (f32[], f32[]) tuple(s0, s1)
+}
+)");
+  ASSERT_NE(a.dataflow, nullptr);
+  std::vector<std::string> pairs = PairStrings(*a.dataflow);
+  for (const char* expected :
+       {"sds:0{}->{}", "ra:1{}->{}", "cp:1{}->{}", "sc:0{}->{0}", "sc:1{}->{1}", "ars:0{}->{0}",
+        "ars:1{}->{1}", "as:0{}->{1}", "wc:0{}->{}"}) {
+    EXPECT_NE(std::find(pairs.begin(), pairs.end(), expected), pairs.end())
+        << expected << " missing from " << absl::StrJoin(pairs, " ");
+  }
+  EXPECT_EQ(pairs.size(), 9u) << absl::StrJoin(pairs, " ");
 }
 
 TEST(Dataflow, FusionAroundDynamicUpdateSliceUpdatesItsParameterInPlace) {
