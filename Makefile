@@ -50,6 +50,7 @@ fuzz: fuzz-build
 bench: build
 	$(BUILD)/bin/parse_print_bench
 	$(BUILD)/bin/simplify_bench
+	$(BUILD)/bin/schedule_bench
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -24,6 +24,10 @@ class HloComputation {
   HloInstruction* AddInstruction(std::unique_ptr<HloInstruction> instr);
   const std::vector<std::unique_ptr<HloInstruction>>& instructions() const { return instructions_; }
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+  // Puts the instruction list in `order` (a scheduled module prints and runs
+  // in this order). False, and nothing changes, unless `order` holds every
+  // instruction of this computation exactly once.
+  bool SetInstructionOrder(const std::vector<HloInstruction*>& order);
 
   // Deletes `instr`, which must have no users and not be the root or a
   // parameter; it leaves its operands' user lists and all control edges.

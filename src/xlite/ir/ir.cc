@@ -1,6 +1,7 @@
 // Small out-of-line pieces of the IR classes.
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "xlite/ir/computation.h"
@@ -124,6 +125,26 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
   instr->set_parent(this);
   instructions_.push_back(std::move(instr));
   return instructions_.back().get();
+}
+
+bool HloComputation::SetInstructionOrder(const std::vector<HloInstruction*>& order) {
+  if (order.size() != instructions_.size()) return false;
+  absl::flat_hash_map<const HloInstruction*, size_t> slot;
+  slot.reserve(instructions_.size());
+  for (size_t i = 0; i < instructions_.size(); ++i) slot[instructions_[i].get()] = i;
+  std::vector<bool> taken(instructions_.size(), false);
+  for (const HloInstruction* instr : order) {
+    auto it = slot.find(instr);
+    if (it == slot.end() || taken[it->second]) return false;
+    taken[it->second] = true;
+  }
+  std::vector<std::unique_ptr<HloInstruction>> reordered;
+  reordered.reserve(instructions_.size());
+  for (const HloInstruction* instr : order) {
+    reordered.push_back(std::move(instructions_[slot[instr]]));
+  }
+  instructions_ = std::move(reordered);
+  return true;
 }
 
 void HloComputation::RemoveInstruction(HloInstruction* instr) {
