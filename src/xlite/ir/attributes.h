@@ -205,7 +205,9 @@ using SourceTargetPairs = std::vector<std::pair<int64_t, int64_t>>;
 using FrontendAttributes = std::map<std::string, std::string>;
 
 enum class ComparisonDirection { kEq, kNe, kGe, kGt, kLe, kLt };
+// type=... (XLA's deprecated Comparison::Type) and order=... (Comparison::Order).
 enum class ComparisonType { kDefault, kFloat, kTotalOrder, kSigned, kUnsigned };
+enum class ComparisonOrder { kTotal, kWeak, kPartial };
 
 }  // namespace xlite
 

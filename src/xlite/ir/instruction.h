@@ -64,7 +64,8 @@ struct InstructionAttributes {
 
   // Compare.
   ComparisonDirection comparison_direction = ComparisonDirection::kEq;
-  std::optional<ComparisonType> comparison_type;
+  std::optional<ComparisonType> comparison_type;    // type=, the older spelling
+  std::optional<ComparisonOrder> comparison_order;  // order=; see ir/comparison.h
 
   // Collectives and communication.
   std::optional<int64_t> channel_id;

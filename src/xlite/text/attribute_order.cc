@@ -15,7 +15,7 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
   static const AttrList kScan = {"dimensions", "num_carries", "is_reverse", "is_associative",
                                  "to_apply"};
   static const AttrList kIota = {"iota_dimension"};
-  static const AttrList kCompare = {"direction", "type"};
+  static const AttrList kCompare = {"direction", "type", "order"};
   static const AttrList kSlice = {"slice"};
   static const AttrList kDynamicSlice = {"dynamic_slice_sizes"};
   static const AttrList kPad = {"padding"};

@@ -693,6 +693,12 @@ absl::Status HloParser::CheckParsedInstruction(HloInstruction& instr,
   }
   if (wrapped) return absl::OkStatus();
   switch (op) {
+    case HloOpcode::kCompare:
+      if (a.comparison_type && a.comparison_order) {
+        return c_.ErrorAt(pos,
+                          "compare takes either type= (the older spelling) or order=, not both");
+      }
+      break;
     case HloOpcode::kBroadcast:
       if (!a.dimensions) {
         if (instr.operand_count() == 1 && instr.operand(0)->shape().IsArray() &&

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "xlite/ir/comparison.h"
 #include "xlite/support/status.h"
 #include "xlite/text/parser_internal.h"
 
@@ -783,6 +784,16 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
         {"LE", ComparisonDirection::kLe}, {"LT", ComparisonDirection::kLt}};
     for (auto& [n, v] : kDirs) {
       if (n == d) a.comparison_direction = v;
+    }
+    return absl::OkStatus();
+  }
+  if (key == "order") {
+    size_t pos = (c_.SkipSpace(), c_.pos());
+    ASSIGN_OR_RETURN(std::string o, c_.ParseIdentifier("comparison order"));
+    a.comparison_order = ComparisonOrderFromShortString(o);
+    if (!a.comparison_order) {
+      return c_.ErrorAt(
+          pos, absl::StrCat("unknown comparison order '", o, "'; expected TOTAL, WEAK or PARTIAL"));
     }
     return absl::OkStatus();
   }

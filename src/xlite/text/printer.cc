@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "xlite/ir/comparison.h"
 #include "xlite/text/attribute_order.h"
 #include "xlite/text/cursor.h"
 
@@ -441,6 +442,12 @@ class Printer {
       if (a.comparison_type && instr.operand_count() > 0 &&
           *a.comparison_type != DefaultComparisonType(instr.operand(0)->shape().element_type())) {
         add(ComparisonTypeString(*a.comparison_type));
+      }
+    } else if (key == "order") {
+      // As XLA: only an order other than the operand type's default.
+      if (a.comparison_order && instr.operand_count() > 0 &&
+          *a.comparison_order != DefaultComparisonOrder(instr.operand(0)->shape().element_type())) {
+        add(std::string(ComparisonOrderShortString(*a.comparison_order)));
       }
     } else if (key == "slice") {
       bool strides =

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "xlite/support/status.h"
+#include "xlite/verify/attribute_rules.h"
 #include "xlite/verify/shape_inference.h"
 
 namespace xlite {
@@ -128,6 +129,7 @@ class Verifier {
     // Structural rules first: their messages are more specific than a shape
     // mismatch found by inference.
     RETURN_IF_ERROR(VerifyCollectiveAttributes(instr));
+    if (absl::Status s = CheckCompareOrder(instr); !s.ok()) return Fail(instr, s.message());
     RETURN_IF_ERROR(VerifyAsyncStructure(instr));
     if (!options_.check_shapes) return absl::OkStatus();
     absl::StatusOr<Shape> inferred = InferShape(instr);

@@ -119,6 +119,29 @@ TEST(Verifier, LayoutMustBeAPermutation) {
             std::string::npos);
 }
 
+TEST(Verifier, IntegerComparisonsAreTotalOrders) {
+  EXPECT_ERROR(R"(HloModule m
+ENTRY e {
+  a = s32[2] parameter(0)
+  ROOT c = pred[2] compare(a, a), direction=LT, order=WEAK
+})",
+               "instruction 'c' (compare) in computation 'e': comparisons of s32 are total "
+               "orders; order=WEAK is only for floating-point operands");
+  EXPECT_ERROR(R"(HloModule m
+ENTRY e {
+  a = u8[2] parameter(0)
+  ROOT c = pred[2] compare(a, a), direction=LT, type=FLOAT
+})",
+               "comparisons of u8 are total orders; type=FLOAT is only for floating-point");
+  auto ok = Parse(R"(HloModule m
+ENTRY e {
+  a = bf16[2] parameter(0)
+  ROOT c = pred[2] compare(a, a), direction=LT, order=WEAK
+})");
+  ASSERT_NE(ok, nullptr);
+  EXPECT_TRUE(VerifyModule(*ok).ok());
+}
+
 TEST(Verifier, ReplicaGroupsAndChannels) {
   EXPECT_ERROR(std::string("HloModule m\n") + kAdd + R"(
 ENTRY e {
