@@ -38,7 +38,7 @@ struct OpMetadata {
 struct ShardingMesh {
   std::vector<std::string> axis_names;
   std::vector<int64_t> axis_sizes;
-  std::vector<int64_t> device_ids;       // row-major over axis_sizes; empty = iota
+  std::vector<int64_t> device_ids;        // row-major over axis_sizes; empty = iota
   std::optional<int64_t> maximal_device;  // maximal_mesh[device_id=N]
   bool operator==(const ShardingMesh&) const = default;
 };
@@ -85,6 +85,23 @@ struct HloSharding {
   std::vector<OpMetadata> metadata;
   std::string shard_group;  // "shard_as 1" or "shard_like 2"; empty if none
   bool operator==(const HloSharding&) const = default;
+};
+
+// result_accuracy={mode=highest} or {tolerance={atol=..,rtol=..,ulps=..}}:
+// how exact a transcendental unary op must be (XLA's ResultAccuracy).
+struct ResultAccuracy {
+  enum class Mode { kDefault, kHighest };
+  struct Tolerance {
+    double atol = 0;
+    double rtol = 0;
+    int64_t ulps = 0;
+    bool operator==(const Tolerance&) const = default;
+  };
+  Mode mode = Mode::kDefault;
+  std::optional<Tolerance> tolerance;
+  // XLA prints the attribute only when it says more than the default.
+  bool IsDefault() const { return !tolerance && mode == Mode::kDefault; }
+  bool operator==(const ResultAccuracy&) const = default;
 };
 
 // replica_groups={{0,1},{2,3}} or the iota form [2,2]<=[4] / [2,2]<=[2,2]T(1,0).

@@ -843,6 +843,13 @@ absl::Status HloParser::ParseAttributes(HloInstruction* instr, std::optional<Hlo
         target = wrapped_attrs;
       }
     }
+    if (key == "result_accuracy" && !AllowsResultAccuracy(wrapped ? *wrapped : effective)) {
+      return c_.ErrorAt(key_pos,
+                        absl::StrCat("attribute 'result_accuracy' is not allowed on ",
+                                     HloOpcodeString(wrapped ? *wrapped : effective),
+                                     "; XLA allows it only on exponential, log, sqrt and the "
+                                     "other transcendental unary ops"));
+    }
     if (!IsCommonAttribute(key) && !IsOpcodeAttribute(effective, key)) {
       return c_.ErrorAt(key_pos, absl::StrCat("attribute '", key, "' is not allowed on ",
                                               wrapped ? HloOpcodeString(*wrapped)

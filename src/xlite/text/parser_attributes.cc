@@ -1,6 +1,8 @@
 // Attribute values: what follows "key=" after an instruction's operands.
 #include <algorithm>
+#include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -647,7 +649,7 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
     return absl::OkStatus();
   }
   if (key == "result_accuracy") {
-    ASSIGN_OR_RETURN(a.result_accuracy, c_.ParseBalancedBraces());
+    ASSIGN_OR_RETURN(a.result_accuracy, ParseResultAccuracy());
     return absl::OkStatus();
   }
 
@@ -969,6 +971,66 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
   }
   if (key == "is_reverse") return boolean(a.is_reverse);
   return c_.ErrorAt(key_pos, absl::StrCat("unsupported attribute '", key, "'"));
+}
+
+// {mode=highest} | {tolerance={atol=0.5, rtol=0, ulps=2}}: one of the two, as
+// XLA's ParseResultAccuracy; modes are case-insensitive.
+absl::StatusOr<ResultAccuracy> HloParser::ParseResultAccuracy() {
+  ResultAccuracy r;
+  RETURN_IF_ERROR(c_.Expect("{"));
+  size_t pos = (c_.SkipSpace(), c_.pos());
+  ASSIGN_OR_RETURN(std::string key, c_.ParseIdentifier("result_accuracy field"));
+  RETURN_IF_ERROR(c_.Expect("="));
+  if (key == "mode") {
+    size_t mpos = (c_.SkipSpace(), c_.pos());
+    ASSIGN_OR_RETURN(std::string mode, c_.ParseIdentifier("result_accuracy mode"));
+    const std::string upper = absl::AsciiStrToUpper(mode);
+    if (upper == "DEFAULT") {
+      r.mode = ResultAccuracy::Mode::kDefault;
+    } else if (upper == "HIGHEST") {
+      r.mode = ResultAccuracy::Mode::kHighest;
+    } else {
+      return c_.ErrorAt(mpos, absl::StrCat("unknown result_accuracy mode '", mode,
+                                           "'; expected default or highest"));
+    }
+  } else if (key == "tolerance") {
+    ResultAccuracy::Tolerance t;
+    RETURN_IF_ERROR(c_.Expect("{"));
+    if (!c_.TryConsume("}")) {
+      while (true) {
+        size_t fpos = (c_.SkipSpace(), c_.pos());
+        ASSIGN_OR_RETURN(std::string field, c_.ParseIdentifier("tolerance field"));
+        RETURN_IF_ERROR(c_.Expect("="));
+        size_t vpos = (c_.SkipSpace(), c_.pos());
+        ASSIGN_OR_RETURN(double v, c_.ParseDouble());
+        if (field == "atol") {
+          t.atol = v;
+        } else if (field == "rtol") {
+          t.rtol = v;
+        } else if (field == "ulps") {
+          if (!(v == std::floor(v)) || std::fabs(v) > 9e15) {
+            return c_.ErrorAt(vpos, "result_accuracy ulps must be a whole number");
+          }
+          t.ulps = static_cast<int64_t>(v);
+        } else {
+          return c_.ErrorAt(fpos, absl::StrCat("unknown result_accuracy tolerance '", field,
+                                               "'; expected atol, rtol or ulps"));
+        }
+        if (c_.TryConsume(",")) continue;
+        RETURN_IF_ERROR(c_.Expect("}"));
+        break;
+      }
+    }
+    r.tolerance = t;
+  } else {
+    return c_.ErrorAt(pos, absl::StrCat("unknown result_accuracy field '", key,
+                                        "'; expected mode= or tolerance="));
+  }
+  if (c_.Peek() == ',') {
+    return c_.Error("result_accuracy takes one of mode= or tolerance=, not both");
+  }
+  RETURN_IF_ERROR(c_.Expect("}"));
+  return r;
 }
 
 }  // namespace xlite::text_internal

@@ -58,5 +58,48 @@ TEST(CompareOrder, InvalidSpellingsAreRejectedWithPlaceAndRule) {
       std::string::npos);
 }
 
+std::string Unary(const std::string& op, const std::string& attrs) {
+  return "HloModule m, entry_computation_layout={(f32[]{:T(256)})->f32[]{:T(256)}}\n\n"
+         "ENTRY e {\n  x = f32[]{:T(256)} parameter(0)\n  ROOT y = f32[]{:T(256)} " +
+         op + "(x)" + attrs + "\n}\n\n";
+}
+
+TEST(ResultAccuracy, ParsesIntoTheIrAndPrintsAsXla) {
+  // XLA prints the mode lowercase, tolerances as atol,rtol,ulps, and nothing
+  // for the default mode.
+  EXPECT_EQ(Reprint(Unary("exponential", ", result_accuracy={mode=HIGHEST}")),
+            Unary("exponential", ", result_accuracy={mode=highest}"));
+  EXPECT_EQ(Reprint(Unary("log", ", result_accuracy={tolerance={rtol=0.5, atol=1.0, ulps=2}}")),
+            Unary("log", ", result_accuracy={tolerance={atol=1,rtol=0.5,ulps=2}}"));
+  EXPECT_EQ(Reprint(Unary("sqrt", ", result_accuracy={mode=default}")), Unary("sqrt", ""));
+  const std::string canonical =
+      Unary("tanh", ", result_accuracy={tolerance={atol=0,rtol=0,ulps=10}}");
+  EXPECT_EQ(Reprint(canonical), canonical);
+  auto m = ParseHloModule(canonical, "t.hlo");
+  ASSERT_TRUE(m.ok());
+  const auto& r = (*m)->entry_computation()->root_instruction()->attrs().result_accuracy;
+  ASSERT_TRUE(r && r->tolerance);
+  EXPECT_EQ(r->tolerance->ulps, 10);
+}
+
+TEST(ResultAccuracy, InvalidSpellingsAreRejectedWithPlaceAndRule) {
+  EXPECT_EQ(Reprint(Unary("exponential", ", result_accuracy={mode=fast}")),
+            "error: t.hlo:5:65: unknown result_accuracy mode 'fast'; expected default or highest");
+  EXPECT_EQ(Reprint(Unary("exponential", ", result_accuracy={tolerance={atol=1, eps=2}}")),
+            "error: t.hlo:5:79: unknown result_accuracy tolerance 'eps'; expected atol, rtol or "
+            "ulps");
+  EXPECT_EQ(Reprint(Unary("exponential", ", result_accuracy={precision=1}")),
+            "error: t.hlo:5:60: unknown result_accuracy field 'precision'; expected mode= or "
+            "tolerance=");
+  EXPECT_EQ(Reprint(Unary("exponential", ", result_accuracy={mode=highest, tolerance={ulps=1}}")),
+            "error: t.hlo:5:72: result_accuracy takes one of mode= or tolerance=, not both");
+  EXPECT_EQ(Reprint(Unary("exponential", ", result_accuracy={tolerance={ulps=1.5}}")),
+            "error: t.hlo:5:76: result_accuracy ulps must be a whole number");
+  // Only XLA's "unary ops with result accuracy" take it.
+  EXPECT_EQ(Reprint(Unary("negate", ", result_accuracy={mode=highest}")),
+            "error: t.hlo:5:38: attribute 'result_accuracy' is not allowed on negate; XLA allows "
+            "it only on exponential, log, sqrt and the other transcendental unary ops");
+}
+
 }  // namespace
 }  // namespace xlite

@@ -92,6 +92,8 @@ class HloParser {
   // Values.
   absl::StatusOr<Shape> ParseShape(int depth = 0);
   absl::StatusOr<Layout> ParseLayout(const Shape& shape);
+  absl::StatusOr<std::vector<DimLevel>> ParseDimLevels();
+  absl::Status CheckSparseLayout(const Layout& l, const Shape& shape, size_t pos);
   absl::StatusOr<Literal> ParseLiteral(const Shape& shape, int depth = 0);
   // "s32[2]{0} {1, 2}" or "( f32[] 1, s32[] 2 )": each leaf carries its shape.
   absl::StatusOr<Literal> ParseLiteralWithShape(int depth);
@@ -102,6 +104,7 @@ class HloParser {
   absl::StatusOr<HloSharding> ParseSharding(int depth = 0);
   absl::Status ParseShardingBody(HloSharding& s);
   absl::StatusOr<ReplicaGroups> ParseReplicaGroups();
+  absl::StatusOr<ResultAccuracy> ParseResultAccuracy();
   absl::StatusOr<Window> ParseWindow();
   absl::StatusOr<ConvolutionDimensionNumbers> ParseDimLabels();
   absl::StatusOr<std::vector<SliceDimension>> ParseSlice();

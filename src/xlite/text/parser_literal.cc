@@ -95,23 +95,31 @@ absl::StatusOr<Layout> HloParser::ParseLayout(const Shape& shape) {
     l.minor_to_major.push_back(d);
     if (!c_.TryConsume(",")) break;
   }
+  // XLA's parser reads the fields in this order only.
+  static constexpr absl::string_view kFieldOrder[] = {"D", "T", "L",  "#", "*",
+                                                      "E", "S", "SC", "P", "M"};
+  int last_field = -1;
+  auto field = [&](absl::string_view name, size_t fpos) -> absl::Status {
+    int index = 0;
+    while (kFieldOrder[index] != name) ++index;
+    if (index <= last_field) {
+      return c_.ErrorAt(fpos, absl::StrCat("layout field ", name,
+                                           " is repeated or out of order; XLA reads them in the "
+                                           "order D T L # * E S SC P M"));
+    }
+    last_field = index;
+    return absl::OkStatus();
+  };
   if (c_.TryConsume(":")) {
     while (c_.Peek() != '}') {
       size_t fpos = (c_.SkipSpace(), c_.pos());
       if (c_.TryConsume("D(")) {
-        while (!c_.TryConsume(")")) {
-          absl::string_view t = c_.ParseRawToken();
-          size_t end = t.find(')');
-          if (end != absl::string_view::npos) {
-            c_.set_pos(c_.pos() - (t.size() - end));
-            t = t.substr(0, end);
-          }
-          if (t.empty()) return c_.ErrorAt(fpos, "malformed D(...) in layout");
-          l.dim_level_types.emplace_back(t);
-          c_.TryConsume(",");
-        }
+        RETURN_IF_ERROR(field("D", fpos));
+        ASSIGN_OR_RETURN(l.dim_levels, ParseDimLevels());
       } else if (c_.TryConsume("T")) {
+        RETURN_IF_ERROR(field("T", fpos));
         while (c_.PeekRaw() == '(') {
+          size_t tpos = c_.pos();
           c_.set_pos(c_.pos() + 1);
           Tile t;
           while (!c_.TryConsume(")")) {
@@ -126,23 +134,34 @@ absl::StatusOr<Layout> HloParser::ParseLayout(const Shape& shape) {
               break;
             }
           }
+          if (t.dimensions.empty()) {
+            return c_.ErrorAt(tpos, "a layout tile T(...) must list at least one dimension");
+          }
           l.tiles.push_back(std::move(t));
         }
       } else if (c_.TryConsume("L(")) {
+        RETURN_IF_ERROR(field("L", fpos));
         ASSIGN_OR_RETURN(l.tail_padding_alignment_in_elements, c_.ParseInt64());
         RETURN_IF_ERROR(c_.Expect(")"));
       } else if (c_.TryConsume("#(") || c_.TryConsume("*(")) {
-        bool index = c_.text()[c_.pos() - 2] == '#';
+        const bool index = c_.text()[c_.pos() - 2] == '#';
+        RETURN_IF_ERROR(field(index ? "#" : "*", fpos));
         size_t tpos = (c_.SkipSpace(), c_.pos());
         ASSIGN_OR_RETURN(std::string t, c_.ParseIdentifier("element type"));
         auto pt = PrimitiveTypeFromName(t);
         if (!pt) return c_.ErrorAt(tpos, absl::StrCat("unknown element type '", t, "'"));
+        if (!IsUnsignedInt(*pt)) {
+          return c_.ErrorAt(tpos, absl::StrCat("the layout's ", index ? "index" : "pointer",
+                                               " type must be an unsigned integer type, got ", t));
+        }
         (index ? l.index_primitive_type : l.pointer_primitive_type) = *pt;
         RETURN_IF_ERROR(c_.Expect(")"));
       } else if (c_.TryConsume("E(")) {
+        RETURN_IF_ERROR(field("E", fpos));
         ASSIGN_OR_RETURN(l.element_size_in_bits, c_.ParseInt64());
         RETURN_IF_ERROR(c_.Expect(")"));
       } else if (c_.TryConsume("SC")) {
+        RETURN_IF_ERROR(field("SC", fpos));
         while (c_.PeekRaw() == '(') {
           c_.set_pos(c_.pos() + 1);
           SplitConfig sc;
@@ -157,13 +176,16 @@ absl::StatusOr<Layout> HloParser::ParseLayout(const Shape& shape) {
           l.split_configs.push_back(std::move(sc));
         }
       } else if (c_.TryConsume("S(")) {
+        RETURN_IF_ERROR(field("S", fpos));
         ASSIGN_OR_RETURN(l.memory_space, c_.ParseInt64());
         RETURN_IF_ERROR(c_.Expect(")"));
       } else if (c_.TryConsume("P(")) {
+        RETURN_IF_ERROR(field("P", fpos));
         ASSIGN_OR_RETURN(Shape p, ParseShape(1));
         l.physical_shape = std::make_shared<Shape>(std::move(p));
         RETURN_IF_ERROR(c_.Expect(")"));
       } else if (c_.TryConsume("M(")) {
+        RETURN_IF_ERROR(field("M", fpos));
         ASSIGN_OR_RETURN(l.dynamic_shape_metadata_prefix_bytes, c_.ParseInt64());
         RETURN_IF_ERROR(c_.Expect(")"));
       } else {
@@ -172,9 +194,6 @@ absl::StatusOr<Layout> HloParser::ParseLayout(const Shape& shape) {
     }
   }
   RETURN_IF_ERROR(c_.Expect("}"));
-  if (l.physical_shape && l.dim_level_types.empty()) {
-    return c_.ErrorAt(pos, "a physical shape P(...) is only allowed on sparse layouts");
-  }
   // minor_to_major must be a permutation of the dimensions.
   if (!l.minor_to_major.empty() || shape.rank() > 0) {
     if (static_cast<int64_t>(l.minor_to_major.size()) != shape.rank()) {
@@ -189,7 +208,92 @@ absl::StatusOr<Layout> HloParser::ParseLayout(const Shape& shape) {
       seen[d] = true;
     }
   }
+  RETURN_IF_ERROR(CheckSparseLayout(l, shape, pos));
   return l;
+}
+
+// D(C,S+~,...): D, C, S or H (dense, compressed, singleton, loose compressed),
+// then '+' when not unique and '~' when not ordered, in that order.
+absl::StatusOr<std::vector<DimLevel>> HloParser::ParseDimLevels() {
+  std::vector<DimLevel> levels;
+  if (c_.TryConsume(")")) return levels;
+  while (true) {
+    size_t pos = (c_.SkipSpace(), c_.pos());
+    DimLevel d;
+    switch (c_.PeekRaw()) {
+      case 'D':
+        d.type = DimLevel::Type::kDense;
+        break;
+      case 'C':
+        d.type = DimLevel::Type::kCompressed;
+        break;
+      case 'S':
+        d.type = DimLevel::Type::kSingleton;
+        break;
+      case 'H':
+        d.type = DimLevel::Type::kLooseCompressed;
+        break;
+      default:
+        return c_.ErrorAt(pos, "expected a dim level type D, C, S or H in D(...)");
+    }
+    c_.set_pos(pos + 1);
+    if (c_.PeekRaw() == '+') {
+      d.unique = false;
+      c_.set_pos(c_.pos() + 1);
+    }
+    if (c_.PeekRaw() == '~') {
+      d.ordered = false;
+      c_.set_pos(c_.pos() + 1);
+    }
+    if (c_.PeekRaw() == '+') {
+      return c_.Error("in D(...), '+' (not unique) must come before '~' (not ordered)");
+    }
+    levels.push_back(d);
+    if (c_.TryConsume(",")) continue;
+    if (c_.TryConsume(")")) return levels;
+    return c_.Error("expected ',' or ')' after a dim level type in D(...)");
+  }
+}
+
+// XLA's ValidateLayoutForShape rules for sparse layouts (any dimension not
+// dense) and the fields only they may have.
+absl::Status HloParser::CheckSparseLayout(const Layout& l, const Shape& shape, size_t pos) {
+  if (!l.dim_levels.empty() && static_cast<int64_t>(l.dim_levels.size()) != shape.rank()) {
+    return c_.ErrorAt(
+        pos, absl::StrCat("layout has ", l.dim_levels.size(),
+                          " dim level types in D(...) but the shape has rank ", shape.rank()));
+  }
+  bool sparse = false;
+  for (size_t i = 0; i < l.dim_levels.size(); ++i) {
+    const DimLevel& d = l.dim_levels[i];
+    if (d.type != DimLevel::Type::kDense) {
+      sparse = true;
+    } else if (!d.unique || !d.ordered) {
+      return c_.ErrorAt(pos, absl::StrCat("layout dimension ", i,
+                                          " is dense (D), which is always unique and ordered; "
+                                          "'+' and '~' apply to C, S and H only"));
+    }
+  }
+  if (sparse) {
+    if (!l.tiles.empty()) {
+      return c_.ErrorAt(pos, "a sparse layout (C, S or H in D(...)) cannot have tiles T(...)");
+    }
+    if (l.physical_shape && l.physical_shape->has_layout() &&
+        l.physical_shape->layout().physical_shape) {
+      return c_.ErrorAt(pos, "the physical shape P(...) of a layout cannot have one itself");
+    }
+    return absl::OkStatus();
+  }
+  if (l.physical_shape) {
+    return c_.ErrorAt(pos, "a physical shape P(...) is only allowed on sparse layouts");
+  }
+  if (l.index_primitive_type != PrimitiveType::PRIMITIVE_TYPE_INVALID) {
+    return c_.ErrorAt(pos, "an index type #(...) is only allowed on sparse layouts");
+  }
+  if (l.pointer_primitive_type != PrimitiveType::PRIMITIVE_TYPE_INVALID) {
+    return c_.ErrorAt(pos, "a pointer type *(...) is only allowed on sparse layouts");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Literal> HloParser::ParseLiteral(const Shape& shape, int depth) {

@@ -265,6 +265,15 @@ ComparisonType DefaultComparisonType(PrimitiveType t) {
   return ComparisonType::kUnsigned;
 }
 
+// As XLA: {mode=highest} or {tolerance={atol=1,rtol=0.5,ulps=2}}.
+std::string ResultAccuracyString(const ResultAccuracy& r) {
+  if (r.tolerance) {
+    return absl::StrCat("{tolerance={atol=", r.tolerance->atol, ",rtol=", r.tolerance->rtol,
+                        ",ulps=", r.tolerance->ulps, "}}");
+  }
+  return r.mode == ResultAccuracy::Mode::kHighest ? "{mode=highest}" : "{mode=default}";
+}
+
 std::string ComparisonTypeString(ComparisonType t) {
   switch (t) {
     case ComparisonType::kDefault:
@@ -351,7 +360,9 @@ class Printer {
     } else if (key == "statistics") {
       if (!a.statistics.empty()) add(a.statistics);
     } else if (key == "result_accuracy") {
-      if (!a.result_accuracy.empty()) add(a.result_accuracy);
+      if (a.result_accuracy && !a.result_accuracy->IsDefault()) {
+        add(ResultAccuracyString(*a.result_accuracy));
+      }
     } else if (key == "origin") {
       if (!a.original_value.empty()) add(a.original_value);
     } else if (key == "metadata") {

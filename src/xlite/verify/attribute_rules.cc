@@ -24,4 +24,24 @@ absl::Status CheckCompareOrder(const HloInstruction& instr) {
   return absl::OkStatus();
 }
 
+absl::Status CheckResultAccuracy(const HloInstruction& instr) {
+  const std::optional<ResultAccuracy>& r = instr.attrs().result_accuracy;
+  if (!r || r->IsDefault()) return absl::OkStatus();
+  if (!AllowsResultAccuracy(instr.opcode())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("result_accuracy is only allowed on exponential, log, sqrt and the other "
+                     "transcendental unary ops, not on ",
+                     HloOpcodeString(instr.opcode())));
+  }
+  if (r->tolerance) {
+    const ResultAccuracy::Tolerance& t = *r->tolerance;
+    if (!(t.atol >= 0) || !(t.rtol >= 0) || t.ulps < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("result_accuracy tolerances must be non-negative, got atol=", t.atol,
+                       " rtol=", t.rtol, " ulps=", t.ulps));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace xlite

@@ -14,6 +14,10 @@ namespace xlite {
 // order=WEAK/PARTIAL and type=FLOAT are for floating-point operands.
 absl::Status CheckCompareOrder(const HloInstruction& instr);
 
+// result_accuracy= only on the transcendental unary ops XLA allows it on, and
+// its tolerances are not negative (the StableHLO ResultAccuracy rule).
+absl::Status CheckResultAccuracy(const HloInstruction& instr);
+
 }  // namespace xlite
 
 #endif  // XLITE_VERIFY_ATTRIBUTE_RULES_H_

@@ -130,6 +130,7 @@ class Verifier {
     // mismatch found by inference.
     RETURN_IF_ERROR(VerifyCollectiveAttributes(instr));
     if (absl::Status s = CheckCompareOrder(instr); !s.ok()) return Fail(instr, s.message());
+    if (absl::Status s = CheckResultAccuracy(instr); !s.ok()) return Fail(instr, s.message());
     RETURN_IF_ERROR(VerifyAsyncStructure(instr));
     if (!options_.check_shapes) return absl::OkStatus();
     absl::StatusOr<Shape> inferred = InferShape(instr);

@@ -142,6 +142,16 @@ ENTRY e {
   EXPECT_TRUE(VerifyModule(*ok).ok());
 }
 
+TEST(Verifier, ResultAccuracyTolerancesAreNonNegative) {
+  EXPECT_ERROR(R"(HloModule m
+ENTRY e {
+  x = f32[] parameter(0)
+  ROOT y = f32[] exponential(x), result_accuracy={tolerance={atol=-1,rtol=0,ulps=0}}
+})",
+               "instruction 'y' (exponential) in computation 'e': result_accuracy tolerances must "
+               "be non-negative, got atol=-1 rtol=0 ulps=0");
+}
+
 TEST(Verifier, ReplicaGroupsAndChannels) {
   EXPECT_ERROR(std::string("HloModule m\n") + kAdd + R"(
 ENTRY e {
