@@ -40,6 +40,11 @@ struct ShardingMesh {
   std::vector<int64_t> axis_sizes;
   std::vector<int64_t> device_ids;        // row-major over axis_sizes; empty = iota
   std::optional<int64_t> maximal_device;  // maximal_mesh[device_id=N]
+  // device_ids=([4,16]T(1,0)): iota(product) reshaped to these dims and
+  // transposed by this permutation (XLA's IotaTileAssignment); set instead
+  // of device_ids.
+  std::vector<int64_t> device_ids_iota_reshape;
+  std::vector<int64_t> device_ids_iota_transpose;
   bool operator==(const ShardingMesh&) const = default;
 };
 
@@ -60,11 +65,15 @@ struct NamedSharding {
     bool is_closed = true;
     bool operator==(const Dim&) const = default;
   };
+  // How partial values on the unreduced axes combine: unreduced={..} sums,
+  // unreduced=max{..} / unreduced=min{..} take the max / min.
+  enum class Reduction { kSum, kMax, kMin };
   ShardingMesh mesh;
   std::vector<Dim> dims;
   std::vector<MeshAxisRef> replicated_axes;
   std::vector<MeshAxisRef> unreduced_axes;
   std::vector<MeshAxisRef> manual_axes;
+  Reduction unreduced_reduction = Reduction::kSum;
   bool operator==(const NamedSharding&) const = default;
 };
 

@@ -103,6 +103,13 @@ class HloParser {
   absl::StatusOr<OpMetadata> ParseMetadata();
   absl::StatusOr<HloSharding> ParseSharding(int depth = 0);
   absl::Status ParseShardingBody(HloSharding& s);
+  absl::Status ParseNamedShardingBody(HloSharding& s);
+  absl::StatusOr<ShardingMesh> ParseShardingMesh();
+  absl::StatusOr<std::string> ParseQuotedAxisName();
+  absl::StatusOr<MeshAxisRef> ParseMeshAxisRef(const ShardingMesh& mesh);
+  absl::StatusOr<std::vector<MeshAxisRef>> ParseMeshAxisList(const ShardingMesh& mesh);
+  absl::StatusOr<std::vector<NamedSharding::Dim>> ParseNamedDims(const ShardingMesh& mesh);
+  absl::StatusOr<std::vector<OpMetadata>> ParseMetadataList();
   absl::StatusOr<ReplicaGroups> ParseReplicaGroups();
   absl::StatusOr<ResultAccuracy> ParseResultAccuracy();
   absl::StatusOr<Window> ParseWindow();

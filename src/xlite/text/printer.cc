@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "xlite/ir/comparison.h"
+#include "xlite/ir/named_sharding.h"
 #include "xlite/text/attribute_order.h"
 #include "xlite/text/cursor.h"
 
@@ -126,6 +127,14 @@ void AppendSharding(std::string& out, const HloSharding& s, bool print_metadata)
     out += "}";
     return;
   }
+  if (s.kind == K::kNamed && s.named) {
+    std::vector<std::string> metadata;
+    if (print_metadata) {
+      for (const OpMetadata& m : s.metadata) metadata.push_back(MetadataBody(m));
+    }
+    out += NamedShardingToString(*s.named, metadata);
+    return;
+  }
   out += "{";
   switch (s.kind) {
     case K::kReplicated:
@@ -156,6 +165,7 @@ void AppendSharding(std::string& out, const HloSharding& s, bool print_metadata)
       }
       break;
     case K::kTuple:
+    case K::kNamed:
       break;
   }
   if (!s.shard_group.empty()) absl::StrAppend(&out, " ", s.shard_group);

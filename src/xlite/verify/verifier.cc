@@ -9,6 +9,7 @@
 #include "xlite/support/status.h"
 #include "xlite/verify/attribute_rules.h"
 #include "xlite/verify/shape_inference.h"
+#include "xlite/verify/sharding_rules.h"
 
 namespace xlite {
 namespace {
@@ -131,6 +132,9 @@ class Verifier {
     RETURN_IF_ERROR(VerifyCollectiveAttributes(instr));
     if (absl::Status s = CheckCompareOrder(instr); !s.ok()) return Fail(instr, s.message());
     if (absl::Status s = CheckResultAccuracy(instr); !s.ok()) return Fail(instr, s.message());
+    if (absl::Status s = CheckSharding(instr, module_.config()); !s.ok()) {
+      return Fail(instr, s.message());
+    }
     RETURN_IF_ERROR(VerifyAsyncStructure(instr));
     if (!options_.check_shapes) return absl::OkStatus();
     absl::StatusOr<Shape> inferred = InferShape(instr);
