@@ -74,11 +74,18 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
   static const AttrList kDomain = {"domain"};
   static const AttrList kCopyStart = {"cross_program_prefetch_index"};
   static const AttrList kSendRecv = {"channel_id", "is_host_transfer"};
-  static const AttrList kAllReduce = {"channel_id", "replica_groups", "constrain_layout",
-                                      "use_global_device_ids", "to_apply"};
-  static const AttrList kReduceScatter = {"channel_id",       "replica_groups",
-                                          "constrain_layout", "use_global_device_ids",
-                                          "dimensions",       "to_apply"};
+  // "mode" (cross_replica, ...) is read and dropped, as XLA's parser does:
+  // the group mode follows from channel_id and use_global_device_ids.
+  static const AttrList kAllReduce = {"channel_id",       "replica_groups",
+                                      "constrain_layout", "use_global_device_ids",
+                                      "to_apply",         "mode"};
+  static const AttrList kReduceScatter = {"channel_id",
+                                          "replica_groups",
+                                          "constrain_layout",
+                                          "use_global_device_ids",
+                                          "dimensions",
+                                          "to_apply",
+                                          "mode"};
   static const AttrList kAllGather = {"channel_id", "replica_groups", "constrain_layout",
                                       "dimensions", "use_global_device_ids"};
   static const AttrList kAllToAll = {"channel_id", "replica_groups", "constrain_layout",

@@ -703,6 +703,13 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
     return absl::OkStatus();
   }
   if (key == "use_global_device_ids") return boolean(a.use_global_device_ids);
+  if (key == "mode") {
+    // XLA reads the collective group mode and ignores it (it was added and
+    // rolled back; text from between keeps it).
+    return ParseEnum("collective op group mode", {"cross_replica", "cross_partition",
+                                                  "cross_replica_and_partition", "flattened_id"})
+        .status();
+  }
   if (key == "constrain_layout") return boolean(a.constrain_layout);
   if (key == "source_target_pairs") {
     ASSIGN_OR_RETURN(a.source_target_pairs, ParsePairs());

@@ -101,5 +101,18 @@ TEST(ResultAccuracy, InvalidSpellingsAreRejectedWithPlaceAndRule) {
             "it only on exponential, log, sqrt and the other transcendental unary ops");
 }
 
+TEST(CollectiveGroupMode, ReadAndDroppedAsXlaDoes) {
+  const std::string head =
+      "HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n\nadd {\n"
+      "  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+      "ENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT r = f32[4]{0} all-reduce(p), ";
+  EXPECT_EQ(
+      Reprint(head + "channel_id=1, replica_groups={}, to_apply=add, mode=cross_partition\n}\n\n"),
+      head + "channel_id=1, replica_groups={}, to_apply=add\n}\n\n");
+  EXPECT_NE(Reprint(head + "to_apply=add, mode=everyone\n}\n\n")
+                .find("unknown collective op group mode 'everyone'"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace xlite

@@ -464,6 +464,8 @@ class Printer {
           *a.comparison_type != DefaultComparisonType(instr.operand(0)->shape().element_type())) {
         add(ComparisonTypeString(*a.comparison_type));
       }
+    } else if (key == "mode") {
+      // Dropped when read, as XLA does; never printed.
     } else if (key == "order") {
       // As XLA: only an order other than the operand type's default.
       if (a.comparison_order && instr.operand_count() > 0 &&
