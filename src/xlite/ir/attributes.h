@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xlite/ir/primitive_type.h"
@@ -111,6 +112,13 @@ struct ResultAccuracy {
   // XLA prints the attribute only when it says more than the default.
   bool IsDefault() const { return !tolerance && mode == Mode::kDefault; }
   bool operator==(const ResultAccuracy&) const = default;
+};
+
+// statistics={visualizing_index=1,stat-1=33,stat-2=44}: XLA's StatisticsViz.
+struct Statistics {
+  int64_t visualizing_index = 0;
+  std::vector<std::pair<std::string, double>> values;
+  bool operator==(const Statistics&) const = default;
 };
 
 // replica_groups={{0,1},{2,3}} or the iota form [2,2]<=[4] / [2,2]<=[2,2]T(1,0).

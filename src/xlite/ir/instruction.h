@@ -26,9 +26,9 @@ struct InstructionAttributes {
   OpMetadata metadata;
   std::optional<HloSharding> sharding;
   FrontendAttributes frontend_attributes;
-  std::string backend_config;                     // raw; printed bare when it lexes as a {...} dict
-  std::string statistics;                         // statistics={...} body, as written
-  std::string original_value;                     // origin={...} body, as written
+  std::string backend_config;  // raw; printed bare when it lexes as a {...} dict
+  std::optional<Statistics> statistics;
+  std::string original_value;  // origin={...}: checked with XLA's grammar, kept as written
   std::optional<ResultAccuracy> result_accuracy;  // unary transcendentals only
 
   // Leaves and structure.

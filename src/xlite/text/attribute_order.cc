@@ -22,8 +22,9 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
   static const AttrList kReduceWindow = {"window", "to_apply"};
   static const AttrList kSelectAndScatter = {"window", "select", "scatter"};
   static const AttrList kConvolution = {
-      "window",           "dim_labels",        "feature_group_count", "batch_group_count",
-      "convolution_kind", "operand_precision", "algorithm",           "sparsity_config"};
+      "window",          "dim_labels",        "feature_group_count", "batch_group_count",
+      "conv_kind",       "operand_precision", "algorithm",           "sparsity_config",
+      "convolution_kind"};
   static const AttrList kDot = {"lhs_batch_dims",    "lhs_contracting_dims",
                                 "rhs_batch_dims",    "rhs_contracting_dims",
                                 "operand_precision", "algorithm",

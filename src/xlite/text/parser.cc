@@ -160,7 +160,7 @@ absl::Status HloParser::ParseHeaderAttribute(const std::string& key, size_t key_
   } else if (key == "frontend_attributes") {
     ASSIGN_OR_RETURN(cfg.frontend_attributes, ParseFrontendAttributes());
   } else if (key == "origin_recovery_table") {
-    ASSIGN_OR_RETURN(cfg.origin_recovery_table, c_.ParseBalancedBraces());
+    ASSIGN_OR_RETURN(cfg.origin_recovery_table, ParseOriginRecoveryTable());
   } else if (key == "debug_attributes") {
     size_t pos = (c_.SkipSpace(), c_.pos());
     ASSIGN_OR_RETURN(cfg.debug_attributes, c_.ParseBalancedBraces());

@@ -1,5 +1,6 @@
 // Attribute values: what follows "key=" after an instruction's operands.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "absl/strings/ascii.h"
@@ -524,11 +525,11 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
     return absl::OkStatus();
   }
   if (key == "statistics") {
-    ASSIGN_OR_RETURN(a.statistics, c_.ParseBalancedBraces());
+    ASSIGN_OR_RETURN(a.statistics, ParseStatistics());
     return absl::OkStatus();
   }
   if (key == "origin") {
-    ASSIGN_OR_RETURN(a.original_value, c_.ParseBalancedBraces());
+    ASSIGN_OR_RETURN(a.original_value, ParseOriginalValue());
     return absl::OkStatus();
   }
   if (key == "result_accuracy") {
@@ -636,9 +637,11 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
     ASSIGN_OR_RETURN(a.padding_type, c_.ParseIdentifier("padding type"));
     return absl::OkStatus();
   }
-  if (key == "convolution_kind") {
+  if (key == "conv_kind" || key == "convolution_kind") {
+    // conv_kind= is XLA's current spelling; unset is its default.
     ASSIGN_OR_RETURN(a.convolution_kind,
-                     ParseEnum("convolution kind", {"fprop", "wgrad", "dgrad"}));
+                     ParseEnum("convolution kind", {"fprop", "wgrad", "dgrad", "unset"}));
+    if (a.convolution_kind == "unset") a.convolution_kind.clear();
     return absl::OkStatus();
   }
   if (key == "index_vector_dim") {
@@ -921,6 +924,106 @@ absl::StatusOr<ResultAccuracy> HloParser::ParseResultAccuracy() {
   }
   RETURN_IF_ERROR(c_.Expect("}"));
   return r;
+}
+
+// {} or {visualizing_index=1, stat-1=33, stat-2=0.5}: XLA's ParseStatisticsViz
+// (the first entry names the statistic to show and must be an integer; the
+// rest are plain numbers).
+absl::StatusOr<Statistics> HloParser::ParseStatistics() {
+  Statistics st;
+  RETURN_IF_ERROR(c_.Expect("{"));
+  if (c_.TryConsume("}")) return st;
+  RETURN_IF_ERROR(c_.ParseIdentifier("statistics index name").status());
+  RETURN_IF_ERROR(c_.Expect("="));
+  size_t pos = (c_.SkipSpace(), c_.pos());
+  auto is_number = [&] {
+    const absl::string_view rest = c_.text().substr(c_.pos());
+    if (rest.empty()) return false;
+    return std::isdigit(static_cast<unsigned char>(rest[0])) ||
+           (rest[0] == '-' && rest.size() > 1 && std::isdigit(static_cast<unsigned char>(rest[1])));
+  };
+  if (!is_number()) return c_.ErrorAt(pos, "statistics index must be an integer");
+  ASSIGN_OR_RETURN(st.visualizing_index, c_.ParseInt64());
+  while (c_.TryConsume(",")) {
+    ASSIGN_OR_RETURN(std::string name, c_.ParseIdentifier("statistic name"));
+    RETURN_IF_ERROR(c_.Expect("="));
+    size_t vpos = (c_.SkipSpace(), c_.pos());
+    if (!is_number()) {
+      return c_.ErrorAt(vpos, absl::StrCat("statistic '", name, "' must be a number"));
+    }
+    ASSIGN_OR_RETURN(double v, c_.ParseDouble());
+    st.values.emplace_back(std::move(name), v);
+  }
+  RETURN_IF_ERROR(c_.Expect("}"));
+  return st;
+}
+
+// origin={...}: {[synthetic_call]}, or a tuple tree of original arrays
+// {"name" {shape_index}} (or {} for a leaf without one) in parentheses, as
+// XLA's ParseOriginalValue reads it. Kept as written.
+absl::StatusOr<std::string> HloParser::ParseOriginalValue() {
+  const size_t start = (c_.SkipSpace(), c_.pos());
+  RETURN_IF_ERROR(c_.Expect("{"));
+  if (c_.TryConsume("[")) {
+    RETURN_IF_ERROR(c_.Expect("synthetic_call"));
+    RETURN_IF_ERROR(c_.Expect("]"));
+    RETURN_IF_ERROR(c_.Expect("}"));
+    return std::string(c_.text().substr(start, c_.pos() - start));
+  }
+  int depth = 0;
+  while (!c_.TryConsume("}")) {
+    if (c_.AtEnd()) return c_.ErrorAt(start, "origin={...} is not closed");
+    const size_t pos = c_.pos();
+    if (c_.TryConsume("(")) {
+      if (++depth > kMaxDepth) return c_.ErrorAt(pos, "origin nested too deeply");
+    } else if (c_.TryConsume(")")) {
+      if (--depth < 0) return c_.ErrorAt(pos, "unbalanced ')' in origin");
+    } else if (c_.TryConsume(",")) {
+    } else if (c_.Peek() == '{') {
+      RETURN_IF_ERROR(ParseOriginalArray());
+    } else {
+      return c_.Error(
+          "expected '[synthetic_call]' or a tuple tree of {\"name\" {index}} in origin");
+    }
+  }
+  if (depth != 0) return c_.ErrorAt(start, "unbalanced '(' in origin");
+  return std::string(c_.text().substr(start, c_.pos() - start));
+}
+
+// {"instruction name" {shape index}} or {}.
+absl::Status HloParser::ParseOriginalArray() {
+  RETURN_IF_ERROR(c_.Expect("{"));
+  if (c_.Peek() == '"') {
+    RETURN_IF_ERROR(c_.ParseString().status());
+    if (c_.Peek() == '{') RETURN_IF_ERROR(c_.ParseIntList().status());
+  }
+  return c_.Expect("}");
+}
+
+// origin_recovery_table={ {"a"} : {"b"}, "<HLO module>" ... }: each entry maps
+// an original array to its replacement, optionally with the module that
+// recovers it, which must itself parse (XLA parses it). Kept as written.
+absl::StatusOr<std::string> HloParser::ParseOriginRecoveryTable() {
+  const size_t start = (c_.SkipSpace(), c_.pos());
+  RETURN_IF_ERROR(c_.Expect("{"));
+  while (!c_.TryConsume("}")) {
+    if (c_.AtEnd()) return c_.ErrorAt(start, "origin_recovery_table={...} is not closed");
+    RETURN_IF_ERROR(ParseOriginalArray());
+    RETURN_IF_ERROR(c_.Expect(":"));
+    RETURN_IF_ERROR(ParseOriginalArray());
+    if (c_.TryConsume(",")) {
+      size_t mpos = (c_.SkipSpace(), c_.pos());
+      ASSIGN_OR_RETURN(std::string module_text, c_.ParseString(/*allow_newlines=*/true));
+      if (recovery_depth_ >= 4) return c_.ErrorAt(mpos, "recovery modules nested too deeply");
+      HloParser nested(module_text, "<recovery module>");
+      nested.recovery_depth_ = recovery_depth_ + 1;
+      if (absl::StatusOr<std::unique_ptr<HloModule>> m = nested.ParseModule(); !m.ok()) {
+        return c_.ErrorAt(
+            mpos, absl::StrCat("the recovery module does not parse: ", m.status().message()));
+      }
+    }
+  }
+  return std::string(c_.text().substr(start, c_.pos() - start));
 }
 
 }  // namespace xlite::text_internal

@@ -114,5 +114,60 @@ TEST(CollectiveGroupMode, ReadAndDroppedAsXlaDoes) {
             std::string::npos);
 }
 
+std::string Constant(const std::string& attrs) {
+  return "HloModule m, entry_computation_layout={()->s32[]}\n\nENTRY e {\n"
+         "  ROOT c = s32[] constant(1)" +
+         attrs + "\n}\n\n";
+}
+
+TEST(Statistics, ParsedAndPrintedAsXla) {
+  const std::string text = Constant(", statistics={visualizing_index=1,stat-1=33,stat-2=0.5}");
+  EXPECT_EQ(Reprint(text), text);
+  // An index alone, or nothing, shows no statistics: XLA prints none.
+  EXPECT_EQ(Reprint(Constant(", statistics={visualizing_index=2}")), Constant(""));
+  EXPECT_EQ(Reprint(Constant(", statistics={}")), Constant(""));
+  EXPECT_EQ(Reprint(Constant(", statistics={visualizing_index=1.5,s=1}")),
+            "error: t.hlo:4:62: expected '}'");
+  EXPECT_EQ(Reprint(Constant(", statistics={visualizing_index=x}")),
+            "error: t.hlo:4:61: statistics index must be an integer");
+  EXPECT_EQ(Reprint(Constant(", statistics={visualizing_index=0,s=inf}")),
+            "error: t.hlo:4:65: statistic 's' must be a number");
+}
+
+TEST(Origin, CheckedWithXlasGrammarAndKeptAsWritten) {
+  for (const char* origin :
+       {"{{\"v\"}}", "{(({}, {\"v2\" {1}}), {\"v3\"})}", "{[synthetic_call]}"}) {
+    const std::string text = Constant(std::string(", origin=") + origin);
+    EXPECT_EQ(Reprint(text), text);
+  }
+  EXPECT_EQ(Reprint(Constant(", origin={({\"v\"}}")),
+            "error: t.hlo:4:38: unbalanced '(' in origin");
+  EXPECT_EQ(Reprint(Constant(", origin={v}")),
+            "error: t.hlo:4:39: expected '[synthetic_call]' or a tuple tree of {\"name\" {index}} "
+            "in origin");
+  EXPECT_EQ(Reprint(Constant(", origin={[synthetic]}")),
+            "error: t.hlo:4:40: expected 'synthetic_call'");
+}
+
+TEST(OriginRecoveryTable, EmbeddedModuleMustParse) {
+  const std::string bad =
+      "HloModule m, origin_recovery_table={\n  {\"a\"} : {\"b\"},\n  \"HloModule r\nENTRY e {\n"
+      "  ROOT x = f32[] bogus()\n}\"\n}\n\nENTRY e {\n  ROOT c = s32[] constant(1)\n}\n";
+  EXPECT_EQ(Reprint(bad),
+            "error: t.hlo:3:3: the recovery module does not parse: <recovery module>:3:18: "
+            "unknown opcode 'bogus'");
+}
+
+TEST(ConvKind, CurrentSpellingReadAndPrinted) {
+  const std::string head =
+      "HloModule m, entry_computation_layout={(f32[1,2,2,1]{3,2,1,0}, f32[1,1,1,1]{3,2,1,0})->"
+      "f32[1,2,2,1]{3,2,1,0}}\n\nENTRY e {\n  a = f32[1,2,2,1]{3,2,1,0} parameter(0)\n"
+      "  b = f32[1,1,1,1]{3,2,1,0} parameter(1)\n  ROOT c = f32[1,2,2,1]{3,2,1,0} "
+      "convolution(a, b), window={size=1x1}, dim_labels=b01f_01io->b01f";
+  EXPECT_EQ(Reprint(head + ", conv_kind=wgrad\n}\n\n"), head + ", conv_kind=wgrad\n}\n\n");
+  EXPECT_EQ(Reprint(head + ", convolution_kind=dgrad\n}\n\n"), head + ", conv_kind=dgrad\n}\n\n");
+  EXPECT_EQ(Reprint(head + ", conv_kind=unset\n}\n\n"), head + "\n}\n\n");
+}
+
 }  // namespace
 }  // namespace xlite

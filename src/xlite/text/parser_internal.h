@@ -112,6 +112,10 @@ class HloParser {
   absl::StatusOr<std::vector<OpMetadata>> ParseMetadataList();
   absl::StatusOr<ReplicaGroups> ParseReplicaGroups();
   absl::StatusOr<ResultAccuracy> ParseResultAccuracy();
+  absl::StatusOr<Statistics> ParseStatistics();
+  absl::StatusOr<std::string> ParseOriginalValue();
+  absl::Status ParseOriginalArray();
+  absl::StatusOr<std::string> ParseOriginRecoveryTable();
   absl::StatusOr<Window> ParseWindow();
   absl::StatusOr<ConvolutionDimensionNumbers> ParseDimLabels();
   absl::StatusOr<std::vector<SliceDimension>> ParseSlice();
@@ -129,6 +133,7 @@ class HloParser {
   std::vector<PendingCall> pending_calls_;
   absl::flat_hash_set<std::string> computation_names_;
   int inline_depth_ = 0;
+  int recovery_depth_ = 0;  // origin_recovery_table modules inside each other
   absl::flat_hash_map<std::string, int> name_uses_;
   Scope* current_scope_ = nullptr;
   std::vector<std::unique_ptr<HloComputation>> generated_;  // async wrapped computations

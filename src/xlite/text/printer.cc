@@ -368,7 +368,14 @@ class Printer {
         add(absl::StrCat("{", absl::StrJoin(v, ", "), "}"));
       }
     } else if (key == "statistics") {
-      if (!a.statistics.empty()) add(a.statistics);
+      // As XLA: only when there are statistics to show.
+      if (a.statistics && !a.statistics->values.empty()) {
+        std::string body = absl::StrCat("{visualizing_index=", a.statistics->visualizing_index);
+        for (const auto& [name, value] : a.statistics->values) {
+          absl::StrAppend(&body, ",", name, "=", value);
+        }
+        add(body + "}");
+      }
     } else if (key == "result_accuracy") {
       if (a.result_accuracy && !a.result_accuracy->IsDefault()) {
         add(ResultAccuracyString(*a.result_accuracy));
@@ -500,8 +507,10 @@ class Printer {
       if (a.feature_group_count != 1) add(absl::StrCat(a.feature_group_count));
     } else if (key == "batch_group_count") {
       if (a.batch_group_count != 1) add(absl::StrCat(a.batch_group_count));
-    } else if (key == "convolution_kind") {
+    } else if (key == "conv_kind") {
       if (!a.convolution_kind.empty()) add(a.convolution_kind);
+    } else if (key == "convolution_kind") {
+      // The older spelling: read, printed as conv_kind.
     } else if (key == "operand_precision") {
       bool non_default = std::any_of(a.operand_precision.begin(), a.operand_precision.end(),
                                      [](const std::string& p) { return p != "default"; });
