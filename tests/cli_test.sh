@@ -167,5 +167,11 @@ else
   echo "SKIPPED LOUDLY: no VHLO corpus at $VHLO (portable-artifact CLI checks)"
 fi
 
+printf 'HloModule m\nENTRY e {\n  a = s32[3] constant({...})\n  b = s32[3] constant({...})\n  ROOT s = s32[3] add(a, b)\n}\n' > "$tmp/elided.hlo"
+"$XLITE" run --print_literals "$tmp/elided.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 0 ] && grep -q '^out0 = s32\[3\] {3, 5, 7}$' "$tmp/out.txt" &&
+  [ "$(grep -c 'were elided' "$tmp/err.txt")" -eq 1 ] && grep -q 'fake values: a, b$' "$tmp/err.txt"
+check "run fills constant({...}) as XLA does, with one warning naming them" $?
+
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

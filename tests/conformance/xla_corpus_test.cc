@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "xlite/text/parser.h"
@@ -237,6 +238,77 @@ TEST(XlaCorpus, ParsePrintConformance) {
   }
   for (const std::string& f : failures) std::cout << "FAIL " << f << "\n";
   EXPECT_TRUE(failures.empty()) << failures.size() << " corpus cases failed";
+}
+
+}  // namespace
+}  // namespace xlite
+
+namespace xlite {
+namespace {
+
+// JAX dumps that cannot print back byte-exact, with the reason.
+const std::map<std::string, std::string>& KnownJaxGaps() {
+  static const auto* gaps = new std::map<std::string, std::string>{
+      {"linalg_solve/before_optimizations.txt",
+       "XLA's instruction order in solve.6 came from a dead get-tuple-element of the while "
+       "(a post-order DFS starts at each user-less instruction); compact printing dropped it "
+       "from the text, so its position cannot be recovered"},
+  };
+  return *gaps;
+}
+
+// The JAX 0.11.2 programs' dumps (../shared/corpus/jax) were printed by XLA's
+// --xla_dump_to: each must parse and print back byte-exact in that form.
+TEST(JaxDumps, PrintBackByteExact) {
+  const char* env = std::getenv("XLITE_CORPUS");
+  const fs::path dir = (env ? fs::path(env) : fs::path("../shared/corpus")) / "jax";
+  if (!fs::exists(dir / "manifest.tsv")) {
+    std::cerr << "\n*** SKIPPING JAX dump round trip: " << dir << " not found ***\n\n";
+    GTEST_SKIP();
+  }
+  int pass = 0, known = 0;
+  std::vector<std::string> failures;
+  for (const auto& program : fs::directory_iterator(dir)) {
+    if (!program.is_directory()) continue;
+    for (const char* name : {"before_optimizations.txt", "cpu_after_optimizations.txt",
+                             "gpu/gpu_after_optimizations.txt"}) {
+      const fs::path path = program.path() / name;
+      if (!fs::exists(path)) continue;
+      const std::string text = ReadFile(path);
+      auto m = ParseHloModule(text, path.string());
+      if (!m.ok()) {
+        failures.push_back(path.string() + ": " + std::string(m.status().message()));
+        continue;
+      }
+      const std::string printed = PrintModule(**m, PrintOptions::Dump());
+      const std::string key = fs::relative(path, dir).string();
+      if (printed == text) {
+        ++pass;
+        if (KnownJaxGaps().count(key)) std::cout << "note: listed gap now passes: " << key << "\n";
+        continue;
+      }
+      if (KnownJaxGaps().count(key)) {
+        std::cout << "known gap: " << key << " -- " << KnownJaxGaps().at(key) << "\n";
+        ++known;
+        continue;
+      }
+      size_t line = 1, at = 0;
+      while (at < printed.size() && at < text.size() && printed[at] == text[at]) {
+        if (text[at] == '\n') ++line;
+        ++at;
+      }
+      const size_t bol = text.rfind('\n', at == 0 ? 0 : at - 1);
+      const size_t start = bol == std::string::npos ? 0 : bol + 1;
+      failures.push_back(
+          absl::StrCat(path.string(), ":", line,
+                       ": differs\n  XLA:   ", text.substr(start, text.find('\n', at) - start),
+                       "\n  xlite: ", printed.substr(start, printed.find('\n', at) - start)));
+    }
+  }
+  std::cout << "JAX dumps printed back byte-exact: " << pass << " of "
+            << pass + known + failures.size() << " (" << known << " known gap)\n";
+  for (const std::string& f : failures) std::cout << "FAIL " << f << "\n";
+  EXPECT_TRUE(failures.empty());
 }
 
 }  // namespace

@@ -10,8 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
+#include "xlite/ir/elided_constants.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/support/npy.h"
 #include "xlite/text/parser.h"
@@ -207,6 +209,12 @@ int Run(const std::vector<std::string>& argv) {
   if (absl::Status v = VerifyModule(**module); !v.ok()) {
     std::cerr << f.file << ": verifier: " << v.message() << "\n";
     return 1;
+  }
+  // constant({...}) has no values: fill them as XLA's tools do, and say so.
+  if (std::vector<std::string> filled = FillElidedConstants(**module); !filled.empty()) {
+    std::cerr << "xlite run: warning: " << filled.size()
+              << " constant(s) were elided ({...}); filled with XLA's deterministic fake values: "
+              << absl::StrJoin(filled, ", ") << "\n";
   }
   return RunModule(**module, f, label);
 }

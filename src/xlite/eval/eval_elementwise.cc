@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/eval/eval_util.h"
 #include "xlite/eval/evaluator.h"
+#include "xlite/ir/comparison.h"
 #include "xlite/ir/float_format.h"
 #include "xlite/ir/instruction.h"
 #include "xlite/support/status.h"
@@ -618,6 +619,16 @@ int64_t TotalOrderKey(const Literal& lit, int64_t i) {
   return as_signed < 0 ? as_signed ^ static_cast<int64_t>(bits_type.Mask() >> 1) : as_signed;
 }
 
+// The weak order's key: the total order after -0 becomes +0 and every NaN one
+// NaN above +inf (what JAX's sort canonicalization gives, and what XLA's
+// comparison expander lowers order=WEAK to).
+int64_t WeakOrderKey(const Literal& lit, int64_t i) {
+  const double v = ReadFloatAsDouble(lit, i);
+  if (std::isnan(v)) return std::numeric_limits<int64_t>::max();
+  if (v == 0) return 0;
+  return TotalOrderKey(lit, i);
+}
+
 absl::StatusOr<Literal> EvalCompare(const HloInstruction& instr, Operands operands) {
   ASSIGN_OR_RETURN(Literal out, ArrayResult(instr));
   ASSIGN_OR_RETURN(Input a, ArrayInput(instr, operands, 0, instr.shape()));
@@ -625,7 +636,7 @@ absl::StatusOr<Literal> EvalCompare(const HloInstruction& instr, Operands operan
   const PrimitiveType type = TypeOf(*a.literal);
   if (TypeOf(*b.literal) != type) return BadOperand(instr, 1, "has a different element type");
   const ComparisonDirection dir = instr.attrs().comparison_direction;
-  const ComparisonType cmp = instr.attrs().comparison_type.value_or(ComparisonType::kDefault);
+  const ComparisonOrder order = EffectiveComparisonOrder(instr.attrs(), type);
   const int64_t n = out.element_count();
   const Literal& x = *a.literal;
   const Literal& y = *b.literal;
@@ -634,9 +645,9 @@ absl::StatusOr<Literal> EvalCompare(const HloInstruction& instr, Operands operan
     case PrimitiveKind::kPred:
     case PrimitiveKind::kSigned:
     case PrimitiveKind::kUnsigned: {
-      IntType t = IntType::Of(type);
-      t.is_signed =
-          cmp == ComparisonType::kSigned || (cmp != ComparisonType::kUnsigned && IsSignedInt(type));
+      // As XLA: the element type decides signedness; type=SIGNED/UNSIGNED
+      // only ever meant a total order.
+      const IntType t = IntType::Of(type);
       for (int64_t i = 0; i < n; ++i) {
         const uint64_t u = ReadInt(x, a.At(i)), v = ReadInt(y, b.At(i));
         set(i, t.is_signed ? Compare(dir, t.AsSigned(u), t.AsSigned(v)) : Compare(dir, u, v));
@@ -645,10 +656,16 @@ absl::StatusOr<Literal> EvalCompare(const HloInstruction& instr, Operands operan
     }
     case PrimitiveKind::kFloat:
       for (int64_t i = 0; i < n; ++i) {
-        if (cmp == ComparisonType::kTotalOrder) {
-          set(i, Compare(dir, TotalOrderKey(x, a.At(i)), TotalOrderKey(y, b.At(i))));
-        } else {
-          set(i, Compare(dir, ReadFloatAsDouble(x, a.At(i)), ReadFloatAsDouble(y, b.At(i))));
+        switch (order) {
+          case ComparisonOrder::kTotal:
+            set(i, Compare(dir, TotalOrderKey(x, a.At(i)), TotalOrderKey(y, b.At(i))));
+            break;
+          case ComparisonOrder::kWeak:
+            set(i, Compare(dir, WeakOrderKey(x, a.At(i)), WeakOrderKey(y, b.At(i))));
+            break;
+          case ComparisonOrder::kPartial:
+            set(i, Compare(dir, ReadFloatAsDouble(x, a.At(i)), ReadFloatAsDouble(y, b.At(i))));
+            break;
         }
       }
       return out;

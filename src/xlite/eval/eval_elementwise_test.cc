@@ -302,9 +302,76 @@ TEST(EvalElementwiseTest, CompareIntegersBySignedness) {
   EXPECT_EQ(Eval("a = s32[1] constant({-1})\nb = s32[1] constant({1})\n"
                  "ROOT r = pred[1] compare(a, b), direction=GT"),
             "{0}");
+  // As XLA: the element type decides signedness. type=UNSIGNED (the older
+  // spelling) only says "total order" (XLA's ComparisonTypeToOrder).
   EXPECT_EQ(Eval("a = s32[1] constant({-1})\nb = s32[1] constant({1})\n"
                  "ROOT r = pred[1] compare(a, b), direction=GT, type=UNSIGNED"),
-            "{1}");
+            "{0}");
+}
+
+// Every pair of {-inf, -1, -0, +0, 1, inf, -nan, nan} under each order and
+// direction, for f32, bf16 and f64, against ranks written out by hand.
+TEST(EvalElementwiseTest, CompareOrdersOnNanAndSignedZero) {
+  const std::vector<std::string> values = {"-inf", "-1", "-0", "0", "1", "inf", "-nan", "nan"};
+  // Position in each order; NaN has no position in the partial order.
+  const int kTotal[] = {1, 2, 3, 4, 5, 6, 0, 7};
+  const int kWeak[] = {0, 1, 2, 2, 3, 4, 5, 5};
+  const double kValue[] = {-INFINITY, -1, -0.0, 0.0, 1, INFINITY, NAN, NAN};
+  auto holds = [](absl::string_view dir, auto a, auto b) {
+    if (dir == "EQ") return a == b;
+    if (dir == "NE") return a != b;
+    if (dir == "LT") return a < b;
+    if (dir == "LE") return a <= b;
+    if (dir == "GT") return a > b;
+    return a >= b;
+  };
+  std::string lhs, rhs;
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t j = 0; j < values.size(); ++j) {
+      absl::StrAppend(&lhs, lhs.empty() ? "" : ", ", values[i]);
+      absl::StrAppend(&rhs, rhs.empty() ? "" : ", ", values[j]);
+    }
+  }
+  for (const char* type : {"f32", "bf16", "f64"}) {
+    for (const char* order : {"", "PARTIAL", "TOTAL", "WEAK"}) {
+      for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+        std::string expected = "{";
+        for (size_t i = 0; i < values.size(); ++i) {
+          for (size_t j = 0; j < values.size(); ++j) {
+            bool v;
+            if (absl::string_view(order) == "TOTAL") {
+              v = holds(dir, kTotal[i], kTotal[j]);
+            } else if (absl::string_view(order) == "WEAK") {
+              v = holds(dir, kWeak[i], kWeak[j]);
+            } else {
+              v = holds(dir, kValue[i], kValue[j]);
+            }
+            absl::StrAppend(&expected, i + j ? ", " : "", v ? "1" : "0");
+          }
+        }
+        expected += "}";
+        const std::string body =
+            absl::StrCat("a = ", type, "[64] constant({", lhs, "})\nb = ", type, "[64] constant({",
+                         rhs, "})\nROOT r = pred[64] compare(a, b), direction=", dir,
+                         *order ? absl::StrCat(", order=", order) : "");
+        EXPECT_EQ(Eval(body), expected) << type << " " << dir << " order=" << order;
+      }
+    }
+  }
+}
+
+// The older type= spelling means the same orders (XLA's ComparisonTypeToOrder).
+TEST(EvalElementwiseTest, CompareTypeSpellingMapsToOrder) {
+  const std::string consts =
+      "a = f32[3] constant({-0, nan, 1})\nb = f32[3] constant({0, nan, 1})\n";
+  EXPECT_EQ(Eval(consts + "ROOT r = pred[3] compare(a, b), direction=EQ, type=TOTALORDER"),
+            Eval(consts + "ROOT r = pred[3] compare(a, b), direction=EQ, order=TOTAL"));
+  EXPECT_EQ(Eval(consts + "ROOT r = pred[3] compare(a, b), direction=EQ, type=FLOAT"),
+            Eval(consts + "ROOT r = pred[3] compare(a, b), direction=EQ, order=PARTIAL"));
+  EXPECT_EQ(Eval(consts + "ROOT r = pred[3] compare(a, b), direction=EQ, order=TOTAL"),
+            "{0, 1, 1}");
+  EXPECT_EQ(Eval(consts + "ROOT r = pred[3] compare(a, b), direction=EQ, order=WEAK"), "{1, 1, 1}");
+  EXPECT_EQ(Eval(consts + "ROOT r = pred[3] compare(a, b), direction=EQ"), "{1, 0, 1}");
 }
 
 // ---------------------------------------------------- select, clamp, copy

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xlite/ir/primitive_type.h"
@@ -38,8 +39,13 @@ struct OpMetadata {
 struct ShardingMesh {
   std::vector<std::string> axis_names;
   std::vector<int64_t> axis_sizes;
-  std::vector<int64_t> device_ids;       // row-major over axis_sizes; empty = iota
+  std::vector<int64_t> device_ids;        // row-major over axis_sizes; empty = iota
   std::optional<int64_t> maximal_device;  // maximal_mesh[device_id=N]
+  // device_ids=([4,16]T(1,0)): iota(product) reshaped to these dims and
+  // transposed by this permutation (XLA's IotaTileAssignment); set instead
+  // of device_ids.
+  std::vector<int64_t> device_ids_iota_reshape;
+  std::vector<int64_t> device_ids_iota_transpose;
   bool operator==(const ShardingMesh&) const = default;
 };
 
@@ -60,11 +66,15 @@ struct NamedSharding {
     bool is_closed = true;
     bool operator==(const Dim&) const = default;
   };
+  // How partial values on the unreduced axes combine: unreduced={..} sums,
+  // unreduced=max{..} / unreduced=min{..} take the max / min.
+  enum class Reduction { kSum, kMax, kMin };
   ShardingMesh mesh;
   std::vector<Dim> dims;
   std::vector<MeshAxisRef> replicated_axes;
   std::vector<MeshAxisRef> unreduced_axes;
   std::vector<MeshAxisRef> manual_axes;
+  Reduction unreduced_reduction = Reduction::kSum;
   bool operator==(const NamedSharding&) const = default;
 };
 
@@ -85,6 +95,30 @@ struct HloSharding {
   std::vector<OpMetadata> metadata;
   std::string shard_group;  // "shard_as 1" or "shard_like 2"; empty if none
   bool operator==(const HloSharding&) const = default;
+};
+
+// result_accuracy={mode=highest} or {tolerance={atol=..,rtol=..,ulps=..}}:
+// how exact a transcendental unary op must be (XLA's ResultAccuracy).
+struct ResultAccuracy {
+  enum class Mode { kDefault, kHighest };
+  struct Tolerance {
+    double atol = 0;
+    double rtol = 0;
+    int64_t ulps = 0;
+    bool operator==(const Tolerance&) const = default;
+  };
+  Mode mode = Mode::kDefault;
+  std::optional<Tolerance> tolerance;
+  // XLA prints the attribute only when it says more than the default.
+  bool IsDefault() const { return !tolerance && mode == Mode::kDefault; }
+  bool operator==(const ResultAccuracy&) const = default;
+};
+
+// statistics={visualizing_index=1,stat-1=33,stat-2=44}: XLA's StatisticsViz.
+struct Statistics {
+  int64_t visualizing_index = 0;
+  std::vector<std::pair<std::string, double>> values;
+  bool operator==(const Statistics&) const = default;
 };
 
 // replica_groups={{0,1},{2,3}} or the iota form [2,2]<=[4] / [2,2]<=[2,2]T(1,0).
@@ -205,7 +239,9 @@ using SourceTargetPairs = std::vector<std::pair<int64_t, int64_t>>;
 using FrontendAttributes = std::map<std::string, std::string>;
 
 enum class ComparisonDirection { kEq, kNe, kGe, kGt, kLe, kLt };
+// type=... (XLA's deprecated Comparison::Type) and order=... (Comparison::Order).
 enum class ComparisonType { kDefault, kFloat, kTotalOrder, kSigned, kUnsigned };
+enum class ComparisonOrder { kTotal, kWeak, kPartial };
 
 }  // namespace xlite
 

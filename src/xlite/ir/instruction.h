@@ -26,10 +26,10 @@ struct InstructionAttributes {
   OpMetadata metadata;
   std::optional<HloSharding> sharding;
   FrontendAttributes frontend_attributes;
-  std::string backend_config;   // raw; printed bare when it lexes as a {...} dict
-  std::string statistics;       // statistics={...} body, as written
-  std::string original_value;   // origin={...} body, as written
-  std::string result_accuracy;  // result_accuracy={...} body, as written
+  std::string backend_config;  // raw; printed bare when it lexes as a {...} dict
+  std::optional<Statistics> statistics;
+  std::string original_value;  // origin={...}: checked with XLA's grammar, kept as written
+  std::optional<ResultAccuracy> result_accuracy;  // unary transcendentals only
 
   // Leaves and structure.
   std::optional<Literal> literal;  // constant; custom-call literal=
@@ -64,7 +64,8 @@ struct InstructionAttributes {
 
   // Compare.
   ComparisonDirection comparison_direction = ComparisonDirection::kEq;
-  std::optional<ComparisonType> comparison_type;
+  std::optional<ComparisonType> comparison_type;    // type=, the older spelling
+  std::optional<ComparisonOrder> comparison_order;  // order=; see ir/comparison.h
 
   // Collectives and communication.
   std::optional<int64_t> channel_id;

@@ -21,6 +21,8 @@ enum OpcodeTraits : uint32_t {
   kCommutative = 1 << 1,
   kSideEffect = 1 << 2,
   kCollective = 1 << 3,
+  // May carry result_accuracy= (XLA's unary ops "with result accuracy").
+  kResultAccuracy = 1 << 4,
 };
 
 constexpr int kVariadic = -1;
@@ -34,6 +36,7 @@ int HloOpcodeCount();
 
 inline bool IsElementwiseOpcode(HloOpcode op) { return HloOpcodeTraits(op) & kElementwise; }
 inline bool IsCommutativeOpcode(HloOpcode op) { return HloOpcodeTraits(op) & kCommutative; }
+inline bool AllowsResultAccuracy(HloOpcode op) { return HloOpcodeTraits(op) & kResultAccuracy; }
 inline bool IsAsyncOpcode(HloOpcode op) {
   return op == HloOpcode::kAsyncStart || op == HloOpcode::kAsyncUpdate ||
          op == HloOpcode::kAsyncDone;

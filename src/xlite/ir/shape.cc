@@ -5,12 +5,16 @@
 
 namespace xlite {
 
+std::string DimLevel::ToString() const {
+  static constexpr const char* kLetters[] = {"D", "C", "S", "H"};
+  return absl::StrCat(kLetters[static_cast<int>(type)], unique ? "" : "+", ordered ? "" : "~");
+}
+
 bool Layout::operator==(const Layout& o) const {
   bool physical_equal =
       (!physical_shape && !o.physical_shape) ||
       (physical_shape && o.physical_shape && *physical_shape == *o.physical_shape);
-  return minor_to_major == o.minor_to_major && dim_level_types == o.dim_level_types &&
-         tiles == o.tiles &&
+  return minor_to_major == o.minor_to_major && dim_levels == o.dim_levels && tiles == o.tiles &&
          tail_padding_alignment_in_elements == o.tail_padding_alignment_in_elements &&
          index_primitive_type == o.index_primitive_type &&
          pointer_primitive_type == o.pointer_primitive_type &&
@@ -20,7 +24,7 @@ bool Layout::operator==(const Layout& o) const {
 }
 
 bool Layout::HasOnlyMinorToMajor() const {
-  return dim_level_types.empty() && tiles.empty() && tail_padding_alignment_in_elements == 1 &&
+  return dim_levels.empty() && tiles.empty() && tail_padding_alignment_in_elements == 1 &&
          index_primitive_type == PrimitiveType::PRIMITIVE_TYPE_INVALID &&
          pointer_primitive_type == PrimitiveType::PRIMITIVE_TYPE_INVALID &&
          element_size_in_bits == 0 && memory_space == 0 && split_configs.empty() &&
@@ -32,8 +36,14 @@ std::string Layout::ToString() const {
   absl::StrAppend(&out, absl::StrJoin(minor_to_major, ","));
   if (!HasOnlyMinorToMajor()) {
     out += ":";
-    if (!dim_level_types.empty())
-      absl::StrAppend(&out, "D(", absl::StrJoin(dim_level_types, ","), ")");
+    if (!dim_levels.empty()) {
+      absl::StrAppend(&out, "D(",
+                      absl::StrJoin(dim_levels, ",",
+                                    [](std::string* o, const DimLevel& d) {
+                                      absl::StrAppend(o, d.ToString());
+                                    }),
+                      ")");
+    }
     if (!tiles.empty()) {
       out += "T";
       for (const Tile& t : tiles) {

@@ -29,9 +29,21 @@ struct SplitConfig {
   bool operator==(const SplitConfig&) const = default;
 };
 
+// One entry of D(...): how a sparse layout stores a dimension (XLA's
+// DimLevelType), written D, C, S or H, then '+' if not unique and '~' if not
+// ordered.
+struct DimLevel {
+  enum class Type { kDense, kCompressed, kSingleton, kLooseCompressed };
+  Type type = Type::kDense;
+  bool unique = true;
+  bool ordered = true;
+  bool operator==(const DimLevel&) const = default;
+  std::string ToString() const;  // "C+~"
+};
+
 struct Layout {
   std::vector<int64_t> minor_to_major;
-  std::vector<std::string> dim_level_types;  // D(...) entries, kept as spelled
+  std::vector<DimLevel> dim_levels;  // D(...); empty = dense
   std::vector<Tile> tiles;
   int64_t tail_padding_alignment_in_elements = 1;                                // L(n)
   PrimitiveType index_primitive_type = PrimitiveType::PRIMITIVE_TYPE_INVALID;    // #(t)

@@ -15,15 +15,16 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
   static const AttrList kScan = {"dimensions", "num_carries", "is_reverse", "is_associative",
                                  "to_apply"};
   static const AttrList kIota = {"iota_dimension"};
-  static const AttrList kCompare = {"direction", "type"};
+  static const AttrList kCompare = {"direction", "type", "order"};
   static const AttrList kSlice = {"slice"};
   static const AttrList kDynamicSlice = {"dynamic_slice_sizes"};
   static const AttrList kPad = {"padding"};
   static const AttrList kReduceWindow = {"window", "to_apply"};
   static const AttrList kSelectAndScatter = {"window", "select", "scatter"};
   static const AttrList kConvolution = {
-      "window",           "dim_labels",        "feature_group_count", "batch_group_count",
-      "convolution_kind", "operand_precision", "algorithm",           "sparsity_config"};
+      "window",          "dim_labels",        "feature_group_count", "batch_group_count",
+      "conv_kind",       "operand_precision", "algorithm",           "sparsity_config",
+      "convolution_kind"};
   static const AttrList kDot = {"lhs_batch_dims",    "lhs_contracting_dims",
                                 "rhs_batch_dims",    "rhs_contracting_dims",
                                 "operand_precision", "algorithm",
@@ -74,11 +75,18 @@ const AttrList& OpcodeAttributeOrder(HloOpcode op) {
   static const AttrList kDomain = {"domain"};
   static const AttrList kCopyStart = {"cross_program_prefetch_index"};
   static const AttrList kSendRecv = {"channel_id", "is_host_transfer"};
-  static const AttrList kAllReduce = {"channel_id", "replica_groups", "constrain_layout",
-                                      "use_global_device_ids", "to_apply"};
-  static const AttrList kReduceScatter = {"channel_id",       "replica_groups",
-                                          "constrain_layout", "use_global_device_ids",
-                                          "dimensions",       "to_apply"};
+  // "mode" (cross_replica, ...) is read and dropped, as XLA's parser does:
+  // the group mode follows from channel_id and use_global_device_ids.
+  static const AttrList kAllReduce = {"channel_id",       "replica_groups",
+                                      "constrain_layout", "use_global_device_ids",
+                                      "to_apply",         "mode"};
+  static const AttrList kReduceScatter = {"channel_id",
+                                          "replica_groups",
+                                          "constrain_layout",
+                                          "use_global_device_ids",
+                                          "dimensions",
+                                          "to_apply",
+                                          "mode"};
   static const AttrList kAllGather = {"channel_id", "replica_groups", "constrain_layout",
                                       "dimensions", "use_global_device_ids"};
   static const AttrList kAllToAll = {"channel_id", "replica_groups", "constrain_layout",

@@ -181,14 +181,16 @@ absl::StatusOr<bool> Cursor::ParseBool() {
   return Error("expected true or false");
 }
 
-absl::StatusOr<std::string> Cursor::ParseString() {
+absl::StatusOr<std::string> Cursor::ParseString(bool allow_newlines) {
   SkipSpace();
   size_t begin = pos_;
   if (PeekRaw() != '"') return Error("expected string");
   ++pos_;
   while (pos_ < text_.size() && text_[pos_] != '"') {
     if (text_[pos_] == '\\') ++pos_;
-    if (pos_ < text_.size() && text_[pos_] == '\n') return Error("unterminated string");
+    if (!allow_newlines && pos_ < text_.size() && text_[pos_] == '\n') {
+      return Error("unterminated string");
+    }
     ++pos_;
   }
   if (pos_ >= text_.size()) return ErrorAt(begin, "unterminated string");

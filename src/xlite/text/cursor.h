@@ -49,8 +49,9 @@ class Cursor {
   // A double; accepts inf, -inf, nan, -nan.
   absl::StatusOr<double> ParseDouble();
   absl::StatusOr<bool> ParseBool();
-  // A "..." string with C escapes, returned unescaped.
-  absl::StatusOr<std::string> ParseString();
+  // A "..." string with C escapes, returned unescaped; line breaks inside
+  // only where allowed (an HLO module embedded in a string).
+  absl::StatusOr<std::string> ParseString(bool allow_newlines = false);
   // {1,2,3} (possibly empty).
   absl::StatusOr<std::vector<int64_t>> ParseIntList(char open = '{', char close = '}');
   // A balanced {...} block, returned verbatim including the braces; strings

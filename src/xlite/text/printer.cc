@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "xlite/ir/comparison.h"
+#include "xlite/ir/named_sharding.h"
 #include "xlite/text/attribute_order.h"
 #include "xlite/text/cursor.h"
 
@@ -125,6 +127,14 @@ void AppendSharding(std::string& out, const HloSharding& s, bool print_metadata)
     out += "}";
     return;
   }
+  if (s.kind == K::kNamed && s.named) {
+    std::vector<std::string> metadata;
+    if (print_metadata) {
+      for (const OpMetadata& m : s.metadata) metadata.push_back(MetadataBody(m));
+    }
+    out += NamedShardingToString(*s.named, metadata);
+    return;
+  }
   out += "{";
   switch (s.kind) {
     case K::kReplicated:
@@ -155,6 +165,7 @@ void AppendSharding(std::string& out, const HloSharding& s, bool print_metadata)
       }
       break;
     case K::kTuple:
+    case K::kNamed:
       break;
   }
   if (!s.shard_group.empty()) absl::StrAppend(&out, " ", s.shard_group);
@@ -264,6 +275,15 @@ ComparisonType DefaultComparisonType(PrimitiveType t) {
   return ComparisonType::kUnsigned;
 }
 
+// As XLA: {mode=highest} or {tolerance={atol=1,rtol=0.5,ulps=2}}.
+std::string ResultAccuracyString(const ResultAccuracy& r) {
+  if (r.tolerance) {
+    return absl::StrCat("{tolerance={atol=", r.tolerance->atol, ",rtol=", r.tolerance->rtol,
+                        ",ulps=", r.tolerance->ulps, "}}");
+  }
+  return r.mode == ResultAccuracy::Mode::kHighest ? "{mode=highest}" : "{mode=default}";
+}
+
 std::string ComparisonTypeString(ComparisonType t) {
   switch (t) {
     case ComparisonType::kDefault:
@@ -303,6 +323,9 @@ bool CanExpandIntoSingleInstruction(const HloComputation* comp) {
   if (!comp) return false;
   const HloInstruction* root = comp->root_instruction();
   if (!root || root->opcode() == HloOpcode::kParameter) return false;
+  // A wrapped fusion keeps the generic form: its calls= would collide with
+  // the async op's own calls= (XLA prints async fusions that way).
+  if (root->opcode() == HloOpcode::kFusion) return false;
   if (comp->instruction_count() != comp->num_parameters() + 1) return false;
   if (root->operand_count() != comp->num_parameters()) return false;
   for (int64_t i = 0; i < root->operand_count(); ++i) {
@@ -348,9 +371,18 @@ class Printer {
         add(absl::StrCat("{", absl::StrJoin(v, ", "), "}"));
       }
     } else if (key == "statistics") {
-      if (!a.statistics.empty()) add(a.statistics);
+      // As XLA: only when there are statistics to show.
+      if (a.statistics && !a.statistics->values.empty()) {
+        std::string body = absl::StrCat("{visualizing_index=", a.statistics->visualizing_index);
+        for (const auto& [name, value] : a.statistics->values) {
+          absl::StrAppend(&body, ",", name, "=", value);
+        }
+        add(body + "}");
+      }
     } else if (key == "result_accuracy") {
-      if (!a.result_accuracy.empty()) add(a.result_accuracy);
+      if (a.result_accuracy && !a.result_accuracy->IsDefault()) {
+        add(ResultAccuracyString(*a.result_accuracy));
+      }
     } else if (key == "origin") {
       if (!a.original_value.empty()) add(a.original_value);
     } else if (key == "metadata") {
@@ -442,6 +474,14 @@ class Printer {
           *a.comparison_type != DefaultComparisonType(instr.operand(0)->shape().element_type())) {
         add(ComparisonTypeString(*a.comparison_type));
       }
+    } else if (key == "mode") {
+      // Dropped when read, as XLA does; never printed.
+    } else if (key == "order") {
+      // As XLA: only an order other than the operand type's default.
+      if (a.comparison_order && instr.operand_count() > 0 &&
+          *a.comparison_order != DefaultComparisonOrder(instr.operand(0)->shape().element_type())) {
+        add(std::string(ComparisonOrderShortString(*a.comparison_order)));
+      }
     } else if (key == "slice") {
       bool strides =
           std::any_of(a.slice.begin(), a.slice.end(), [](auto& d) { return d.stride != 1; });
@@ -470,8 +510,10 @@ class Printer {
       if (a.feature_group_count != 1) add(absl::StrCat(a.feature_group_count));
     } else if (key == "batch_group_count") {
       if (a.batch_group_count != 1) add(absl::StrCat(a.batch_group_count));
-    } else if (key == "convolution_kind") {
+    } else if (key == "conv_kind") {
       if (!a.convolution_kind.empty()) add(a.convolution_kind);
+    } else if (key == "convolution_kind") {
+      // The older spelling: read, printed as conv_kind.
     } else if (key == "operand_precision") {
       bool non_default = std::any_of(a.operand_precision.begin(), a.operand_precision.end(),
                                      [](const std::string& p) { return p != "default"; });
@@ -677,11 +719,11 @@ class Printer {
           if (o_.long_form && i % 5 == 0) absl::StrAppend(&out, "/*index=", i, "*/");
         }
         const HloInstruction* op = instr.operand(i);
-        if (o_.long_form) {
+        if (o_.long_form && o_.print_operand_shape) {
           op->shape().AppendTo(out, true);
           out += " ";
         }
-        out += Name(op->name());
+        out += OperandRef(*op);
       }
     }
     out += ")";
@@ -706,6 +748,25 @@ class Printer {
     for (absl::string_view key : CommonAttributeOrder()) AppendCommonAttr(attrs, key, instr);
     for (const std::string& a : attrs) absl::StrAppend(&out, ", ", a);
     return out;
+  }
+
+  // A get-tuple-element with nothing but its index, printed as %tuple#index
+  // where it is used (XLA's compact form) when the options ask for it.
+  bool PrintedCompactly(const HloInstruction& i) const {
+    if (!o_.print_compact_gte || i.opcode() != HloOpcode::kGetTupleElement) return false;
+    const InstructionAttributes& a = i.attrs();
+    return i.parent() && i.parent()->root_instruction() != &i && i.operand_count() == 1 &&
+           i.operand(0)->parent() == i.parent() && !a.sharding && a.metadata.empty() &&
+           a.frontend_attributes.empty() && a.backend_config.empty() && !a.statistics &&
+           a.original_value.empty() && i.control_predecessors().empty() &&
+           i.control_successors().empty();
+  }
+
+  std::string OperandRef(const HloInstruction& op) const {
+    if (PrintedCompactly(op)) {
+      return absl::StrCat(OperandRef(*op.operand(0)), "#", op.attrs().tuple_index);
+    }
+    return Name(op.name());
   }
 
   // XLA's post order: from each user-less instruction in creation order, a DFS
@@ -763,6 +824,7 @@ class Printer {
     }
     out += " {\n";
     for (const HloInstruction* instr : PostOrder(comp)) {
+      if (PrintedCompactly(*instr)) continue;
       absl::StrAppend(&out, "  ", Instruction(*instr, instr == comp.root_instruction()), "\n");
     }
     out += "}";
@@ -772,59 +834,52 @@ class Printer {
     out += "\n\n";
   }
 
+  // The computations a call visits, in XLA's called_computations() order:
+  // a while's body comes before its condition there (xlite stores them by
+  // role, condition first).
+  static std::vector<const HloComputation*> CalledInXlaOrder(const HloInstruction& i) {
+    std::vector<const HloComputation*> v(i.called_computations().begin(),
+                                         i.called_computations().end());
+    if (i.opcode() == HloOpcode::kWhile && v.size() == 2) std::swap(v[0], v[1]);
+    return v;
+  }
+
+  // Callees before callers, otherwise in module order: a DFS from each
+  // computation in module order over its instructions in creation order and
+  // their callees in XLA's order. On text XLA printed (callees first, in the
+  // order XLA created them) this is the text's order, as XLA prints it; where
+  // an order must be chosen it follows XLA's MakeComputationPostOrder (a
+  // while's body before its condition).
   std::vector<const HloComputation*> ComputationOrder(const HloModule& m) {
-    absl::flat_hash_set<const HloComputation*> called;
-    for (const auto& c : m.computations()) {
-      for (const auto& i : c->instructions()) {
-        for (const HloComputation* callee : i->called_computations()) called.insert(callee);
-      }
-    }
     std::vector<const HloComputation*> order;
-    absl::flat_hash_set<const HloComputation*> done;
-    // Iterative DFS over callees, post order.
+    absl::flat_hash_set<const HloComputation*> seen;
     for (const auto& root : m.computations()) {
-      if (called.contains(root.get())) continue;
-      std::vector<std::pair<const HloComputation*, size_t>> stack;
-      std::vector<const HloComputation*> callees_of;
-      // Callees are visited in the order instructions print (post order), so
-      // printing is a fixpoint. XLA walks creation order, which gives the
-      // same result on its own canonical output.
-      auto callees = [this](const HloComputation* c) {
-        std::vector<const HloComputation*> v;
-        for (const HloInstruction* i : PostOrder(*c)) {
-          for (const HloComputation* callee : i->called_computations()) v.push_back(callee);
-        }
-        return v;
+      if (!seen.insert(root.get()).second) continue;
+      // (computation, its callees in visiting order, next callee)
+      struct Frame {
+        const HloComputation* comp;
+        std::vector<const HloComputation*> callees;
+        size_t next = 0;
       };
-      if (done.contains(root.get())) continue;
-      absl::flat_hash_set<const HloComputation*> on_stack;
-      std::vector<std::pair<const HloComputation*, std::vector<const HloComputation*>>> frames;
-      std::vector<size_t> next;
-      frames.push_back({root.get(), callees(root.get())});
-      next.push_back(0);
-      on_stack.insert(root.get());
-      while (!frames.empty()) {
-        auto& [comp, kids] = frames.back();
-        size_t& k = next.back();
-        if (k < kids.size()) {
-          const HloComputation* kid = kids[k++];
-          if (!done.contains(kid) && !on_stack.contains(kid)) {
-            on_stack.insert(kid);
-            frames.push_back({kid, callees(kid)});
-            next.push_back(0);
-          }
+      auto make_frame = [](const HloComputation* c) {
+        Frame f{c, {}};
+        for (const auto& i : c->instructions()) {
+          for (const HloComputation* callee : CalledInXlaOrder(*i)) f.callees.push_back(callee);
+        }
+        return f;
+      };
+      std::vector<Frame> stack;
+      stack.push_back(make_frame(root.get()));
+      while (!stack.empty()) {
+        Frame& f = stack.back();
+        if (f.next < f.callees.size()) {
+          const HloComputation* callee = f.callees[f.next++];
+          if (seen.insert(callee).second) stack.push_back(make_frame(callee));
           continue;
         }
-        done.insert(comp);
-        order.push_back(comp);
-        on_stack.erase(comp);
-        frames.pop_back();
-        next.pop_back();
+        order.push_back(f.comp);
+        stack.pop_back();
       }
-    }
-    // Computations only reachable through cycles keep creation order.
-    for (const auto& c : m.computations()) {
-      if (!done.contains(c.get())) order.push_back(c.get());
     }
     return order;
   }

@@ -17,8 +17,21 @@ struct PrintOptions {
   bool syntax_sugar_async_ops = true;
   // Print every constant in full (otherwise arrays over 10 elements print {...}).
   bool print_large_constants = true;
+  // Long form only: each operand's shape before its name.
+  bool print_operand_shape = true;
+  // Print a get-tuple-element that carries nothing else as its users'
+  // operand %tuple#index instead of its own line, as XLA's dumps do now.
+  bool print_compact_gte = false;
 
   static PrintOptions Long() { return PrintOptions(); }
+  // What --xla_dump_to writes (JAX 0.11): the long form without operand
+  // shapes, with compact get-tuple-elements.
+  static PrintOptions Dump() {
+    PrintOptions o;
+    o.print_operand_shape = false;
+    o.print_compact_gte = true;
+    return o;
+  }
   static PrintOptions Short() {
     PrintOptions o;
     o.long_form = false;

@@ -7,7 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "xlite/support/status.h"
+#include "xlite/verify/attribute_rules.h"
 #include "xlite/verify/shape_inference.h"
+#include "xlite/verify/sharding_rules.h"
 
 namespace xlite {
 namespace {
@@ -128,6 +130,11 @@ class Verifier {
     // Structural rules first: their messages are more specific than a shape
     // mismatch found by inference.
     RETURN_IF_ERROR(VerifyCollectiveAttributes(instr));
+    if (absl::Status s = CheckCompareOrder(instr); !s.ok()) return Fail(instr, s.message());
+    if (absl::Status s = CheckResultAccuracy(instr); !s.ok()) return Fail(instr, s.message());
+    if (absl::Status s = CheckSharding(instr, module_.config()); !s.ok()) {
+      return Fail(instr, s.message());
+    }
     RETURN_IF_ERROR(VerifyAsyncStructure(instr));
     if (!options_.check_shapes) return absl::OkStatus();
     absl::StatusOr<Shape> inferred = InferShape(instr);

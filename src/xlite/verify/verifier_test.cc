@@ -119,6 +119,66 @@ TEST(Verifier, LayoutMustBeAPermutation) {
             std::string::npos);
 }
 
+TEST(Verifier, IntegerComparisonsAreTotalOrders) {
+  EXPECT_ERROR(R"(HloModule m
+ENTRY e {
+  a = s32[2] parameter(0)
+  ROOT c = pred[2] compare(a, a), direction=LT, order=WEAK
+})",
+               "instruction 'c' (compare) in computation 'e': comparisons of s32 are total "
+               "orders; order=WEAK is only for floating-point operands");
+  EXPECT_ERROR(R"(HloModule m
+ENTRY e {
+  a = u8[2] parameter(0)
+  ROOT c = pred[2] compare(a, a), direction=LT, type=FLOAT
+})",
+               "comparisons of u8 are total orders; type=FLOAT is only for floating-point");
+  auto ok = Parse(R"(HloModule m
+ENTRY e {
+  a = bf16[2] parameter(0)
+  ROOT c = pred[2] compare(a, a), direction=LT, order=WEAK
+})");
+  ASSERT_NE(ok, nullptr);
+  EXPECT_TRUE(VerifyModule(*ok).ok());
+}
+
+TEST(Verifier, ResultAccuracyTolerancesAreNonNegative) {
+  EXPECT_ERROR(R"(HloModule m
+ENTRY e {
+  x = f32[] parameter(0)
+  ROOT y = f32[] exponential(x), result_accuracy={tolerance={atol=-1,rtol=0,ulps=0}}
+})",
+               "instruction 'y' (exponential) in computation 'e': result_accuracy tolerances must "
+               "be non-negative, got atol=-1 rtol=0 ulps=0");
+}
+
+TEST(Verifier, NamedShardingsFitTheModuleAndTheShape) {
+  EXPECT_ERROR(R"(HloModule m, num_partitions=2
+ENTRY e {
+  ROOT p = f32[8,8] parameter(0), sharding={mesh['a'=2,'b'=2], [{'a'}, {'b'}]}
+})",
+               "instruction 'p' (parameter) in computation 'e': sharding mesh "
+               "mesh['a'=2,'b'=2] has 4 devices but the module has num_partitions=2");
+  EXPECT_ERROR(R"(HloModule m, num_partitions=4
+ENTRY e {
+  ROOT p = f32[8,8] parameter(0), sharding={mesh['a'=2,'b'=2], [{'a'}]}
+})",
+               "named sharding shards 1 dimensions but f32[8,8] has rank 2");
+  EXPECT_ERROR(R"(HloModule m, num_partitions=4
+ENTRY e {
+  ROOT p = f32[8] parameter(0), sharding={maximal_mesh[device_id=4]}
+})",
+               "sharding maximal_mesh[device_id=4] names a device outside the module's "
+               "num_partitions=4");
+  auto ok = Parse(R"(HloModule m, num_partitions=4
+ENTRY e {
+  p = f32[8,8] parameter(0), sharding={mesh['a'=2,'b'=2], [{'a'}, {}], replicated={'b'}}
+  ROOT t = (f32[8,8], f32[8,8]) tuple(p, p), sharding={{mesh['a'=2,'b'=2], [{'a'}, {'b'}]}, {replicated}}
+})");
+  ASSERT_NE(ok, nullptr);
+  EXPECT_TRUE(VerifyModule(*ok).ok()) << VerifyModule(*ok);
+}
+
 TEST(Verifier, ReplicaGroupsAndChannels) {
   EXPECT_ERROR(std::string("HloModule m\n") + kAdd + R"(
 ENTRY e {

@@ -1,0 +1,59 @@
+// Shapes, layouts and literals: layout dim level types (checked with XLA's
+// rules) and elided constants.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "xlite/text/parser.h"
+#include "xlite/text/printer.h"
+
+namespace xlite {
+namespace {
+
+std::string ShapeError(const std::string& text) {
+  auto s = ParseShape(text);
+  return s.ok() ? "ok: " + s->ToString() : std::string(s.status().message());
+}
+
+TEST(DimLevelTypes, ParseIntoTheIrAndPrintBack) {
+  auto s = ParseShape("f32[4,5]{1,0:D(D,C+~)#(u32)*(u64)}");
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Layout& l = s->layout();
+  ASSERT_EQ(l.dim_levels.size(), 2u);
+  EXPECT_EQ(l.dim_levels[0].type, DimLevel::Type::kDense);
+  EXPECT_EQ(l.dim_levels[1].type, DimLevel::Type::kCompressed);
+  EXPECT_FALSE(l.dim_levels[1].unique);
+  EXPECT_FALSE(l.dim_levels[1].ordered);
+  EXPECT_EQ(s->ToString(), "f32[4,5]{1,0:D(D,C+~)#(u32)*(u64)}");
+  for (const char* text :
+       {"f32[3,4,5]{2,1,0:D(C+,S~,H)}", "f32[2,2]{1,0:D(D,S)P(f32[4]{0})}", "f32[2]{0:D(D)}"}) {
+    EXPECT_EQ(ShapeError(text), std::string("ok: ") + text);
+  }
+}
+
+TEST(DimLevelTypes, InvalidSpellingsAreRejectedWithPlaceAndRule) {
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:D(D,X)}"),
+            "<shape>:1:18: expected a dim level type D, C, S or H in D(...)");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:D(D,C~+)}"),
+            "<shape>:1:20: in D(...), '+' (not unique) must come before '~' (not ordered)");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:D(C)}"),
+            "<shape>:1:9: layout has 1 dim level types in D(...) but the shape has rank 2");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:D(D+,C)}"),
+            "<shape>:1:9: layout dimension 0 is dense (D), which is always unique and ordered; "
+            "'+' and '~' apply to C, S and H only");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:D(D,C)T(2,2)}"),
+            "<shape>:1:9: a sparse layout (C, S or H in D(...)) cannot have tiles T(...)");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:D(D,D)#(u32)}"),
+            "<shape>:1:9: an index type #(...) is only allowed on sparse layouts");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:*(u32)}"),
+            "<shape>:1:9: a pointer type *(...) is only allowed on sparse layouts");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:D(D,C)#(s32)}"),
+            "<shape>:1:22: the layout's index type must be an unsigned integer type, got s32");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:T(2,2)D(D,C)}"),
+            "<shape>:1:20: layout field D is repeated or out of order; XLA reads them in the "
+            "order D T L # * E S SC P M");
+  EXPECT_EQ(ShapeError("f32[4,5]{1,0:T()}"),
+            "<shape>:1:15: a layout tile T(...) must list at least one dimension");
+}
+
+}  // namespace
+}  // namespace xlite
