@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/stablehlo/import.h"
@@ -219,7 +221,7 @@ module @jit_ids attributes {mhlo.num_partitions = 4 : i32} {
 
 TEST(LowerSdy, ReshardingOpsKeepTheGlobalValues) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = Import(R"(
-module {
+module attributes {mhlo.num_partitions = 4 : i32} {
   sdy.mesh @mesh = <["x"=2, "y"=2]>
   func.func @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}) {
     %0 = sdy.all_gather [{}, {"y"}] %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<4x4xf32>
@@ -267,7 +269,7 @@ module {
 
 TEST(LowerSdy, NamedComputationIsACallOfItsBody) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = Import(R"(
-module {
+module attributes {mhlo.num_partitions = 2 : i32} {
   sdy.mesh @mesh = <["x"=2]>
   func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
     %0 = sdy.named_computation<"double">(%arg0) out_shardings=[<@mesh, [{"x"}]>] (%arg1: tensor<2xf32>) {
@@ -314,12 +316,24 @@ module @jit_func attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh
   EXPECT_EQ(sharding->attrs().sharding->kind, HloSharding::Kind::kNamed);
 }
 
+// The number of devices of a mesh written as <["x"=2, "y"=3]>.
+int64_t DevicesOf(absl::string_view mesh) {
+  int64_t devices = 1;
+  for (absl::string_view part : absl::StrSplit(mesh, '=')) {
+    int64_t size = 0;
+    if (absl::SimpleAtoi(part.substr(0, part.find_first_not_of("0123456789")), &size))
+      devices *= size;
+  }
+  return devices;
+}
+
 TEST(LowerSdy, BadManualComputationsAreErrors) {
   auto error = [](const std::string& mesh, const std::string& in, const std::string& manual,
                   const std::string& local) {
     absl::StatusOr<std::unique_ptr<HloModule>> m =
         Import(absl::StrCat(R"(
-module {
+module attributes {mhlo.num_partitions = )",
+                            DevicesOf(mesh), R"( : i32} {
   sdy.mesh @mesh = )",
                             mesh, R"(
   func.func @main(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {
@@ -356,7 +370,7 @@ TEST(LowerSdy, NestedManualComputationsMeetAcrossTheOuterDevices) {
   // body sums over 'a' -- across the devices of the outer computation.
   // Result: rows 0-1 plus rows 2-3 of iota(4x8), i.e. 16i + 2j + 16.
   absl::StatusOr<std::unique_ptr<HloModule>> m = Import(R"(
-module {
+module attributes {mhlo.num_partitions = 4 : i32} {
   sdy.mesh @mesh = <["a"=2, "b"=2]>
   func.func @main(%arg0: tensor<4x8xf32>) -> tensor<2x8xf32> {
     %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{}, {}]>] manual_axes={"a"} (%arg1: tensor<2x8xf32>) {
