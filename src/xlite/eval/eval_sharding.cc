@@ -26,8 +26,8 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/ir/module.h"
-#include "xlite/stablehlo/sdy.h"
 #include "xlite/support/status.h"
+#include "xlite/text/sdy_attributes.h"
 
 namespace xlite::eval {
 namespace {

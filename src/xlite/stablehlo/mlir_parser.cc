@@ -16,9 +16,9 @@
 #include "xlite/stablehlo/element_types.h"
 #include "xlite/stablehlo/mlir_parser_impl.h"
 #include "xlite/stablehlo/printer.h"
-#include "xlite/stablehlo/sdy.h"
 #include "xlite/support/status.h"
 #include "xlite/text/cursor.h"
+#include "xlite/text/sdy_attributes.h"
 
 namespace xlite::mlir {
 namespace parser_internal {

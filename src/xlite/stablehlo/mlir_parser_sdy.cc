@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "xlite/stablehlo/mlir_parser_impl.h"
-#include "xlite/stablehlo/sdy.h"
+#include "xlite/text/sdy_attributes.h"
 
 namespace xlite::mlir::parser_internal {
 namespace {

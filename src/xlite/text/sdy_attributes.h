@@ -12,8 +12,8 @@
 // The same texts appear inside strings in HLO frontend attributes
 // (xla.sdy.sharding="#sdy.sharding<...>") and StableHLO portable artifacts;
 // ParseAttrText reads those too (C escapes such as \" are undone first).
-#ifndef XLITE_STABLEHLO_SDY_H_
-#define XLITE_STABLEHLO_SDY_H_
+#ifndef XLITE_TEXT_SDY_ATTRIBUTES_H_
+#define XLITE_TEXT_SDY_ATTRIBUTES_H_
 
 #include <cstdint>
 #include <map>
@@ -210,4 +210,4 @@ absl::StatusOr<std::vector<int64_t>> LocalDimensions(const TensorSharding& shard
 
 }  // namespace xlite::sdy
 
-#endif  // XLITE_STABLEHLO_SDY_H_
+#endif  // XLITE_TEXT_SDY_ATTRIBUTES_H_

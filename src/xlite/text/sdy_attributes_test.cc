@@ -1,4 +1,4 @@
-#include "xlite/stablehlo/sdy.h"
+#include "xlite/text/sdy_attributes.h"
 
 #include <string>
 #include <vector>
