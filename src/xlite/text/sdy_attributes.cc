@@ -7,11 +7,10 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "xlite/support/status.h"
+#include "xlite/text/mlir_strings.h"
 
 namespace xlite::sdy {
 namespace {
@@ -21,42 +20,14 @@ constexpr int64_t kStartAtZ = 17;
 // A sharding list or rule longer than this is not a real program.
 constexpr size_t kMaxItems = 1 << 16;
 
-bool IsBareId(absl::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
-  });
-}
-
-// MLIR's string spelling: \\ \" \n \t, other control bytes as \XX.
-std::string Quote(absl::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += ch;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      absl::StrAppend(&out, absl::StrFormat("\\%02X", c));
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 std::string Symbol(absl::string_view name) {
-  return absl::StrCat("@", IsBareId(name) ? std::string(name) : Quote(name));
+  return absl::StrCat("@", IsMlirBareIdentifier(name) ? std::string(name) : QuoteMlirString(name));
 }
 
 // ---------------------------------------------------------------- printing
 
 std::string PrintAxisRef(const AxisRef& a) {
-  std::string out = Quote(a.name);
+  std::string out = QuoteMlirString(a.name);
   if (a.sub_axis) absl::StrAppend(&out, ":(", a.sub_axis->pre_size, ")", a.sub_axis->size);
   return out;
 }
@@ -78,7 +49,8 @@ std::string PrintDim(const DimSharding& d) {
 
 std::string StrippedMesh(const Mesh& m) {
   std::vector<std::string> axes;
-  for (const MeshAxis& a : m.axes) axes.push_back(absl::StrCat(Quote(a.name), "=", a.size));
+  for (const MeshAxis& a : m.axes)
+    axes.push_back(absl::StrCat(QuoteMlirString(a.name), "=", a.size));
   std::string out = absl::StrCat("<[", absl::StrJoin(axes, ", "), "]");
   if (!m.device_ids.empty()) {
     absl::StrAppend(&out, ", device_ids=[", absl::StrJoin(m.device_ids, ", "), "]");
@@ -161,7 +133,7 @@ std::string PrintParam(const AllToAllParam& p) {
 struct Printer {
   std::string operator()(const Mesh& m) const { return absl::StrCat("#sdy.mesh", StrippedMesh(m)); }
   std::string operator()(const MeshAxis& a) const {
-    return absl::StrCat("#sdy<mesh_axis", Quote(a.name), "=", a.size, ">");
+    return absl::StrCat("#sdy<mesh_axis", QuoteMlirString(a.name), "=", a.size, ">");
   }
   std::string operator()(const SubAxisInfo& s) const {
     return absl::StrCat("#sdy<sub_axis_info(", s.pre_size, ")", s.size, ">");
@@ -180,7 +152,7 @@ struct Printer {
   }
   std::string operator()(const ManualAxes& m) const {
     std::vector<std::string> names;
-    for (const std::string& n : m.axes) names.push_back(Quote(n));
+    for (const std::string& n : m.axes) names.push_back(QuoteMlirString(n));
     return absl::StrCat("#sdy<manual_axes{", absl::StrJoin(names, ", "), "}>");
   }
   std::string operator()(const AxisRefList& l) const {
@@ -214,37 +186,7 @@ class Reader {
  public:
   explicit Reader(Cursor& c) : c_(c) {}
 
-  // "..." with MLIR's escapes: \\ \" \n \t \XX.
-  absl::StatusOr<std::string> String() {
-    c_.SkipSpace();
-    if (c_.PeekRaw() != '"') return c_.Error("expected a quoted axis name");
-    absl::string_view t = c_.text();
-    size_t p = c_.pos() + 1;
-    std::string out;
-    while (p < t.size() && t[p] != '"') {
-      if (t[p] != '\\') {
-        out += t[p++];
-        continue;
-      }
-      if (p + 1 >= t.size()) break;
-      const char e = t[p + 1];
-      if (e == '\\' || e == '"' || e == 'n' || e == 't') {
-        out += e == 'n' ? '\n' : e == 't' ? '\t' : e;
-        p += 2;
-      } else if (p + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(e)) &&
-                 std::isxdigit(static_cast<unsigned char>(t[p + 2]))) {
-        int v = 0;
-        absl::SimpleHexAtoi(t.substr(p + 1, 2), &v);
-        out += static_cast<char>(v);
-        p += 3;
-      } else {
-        return c_.ErrorAt(p, "bad escape in string");
-      }
-    }
-    if (p >= t.size()) return c_.Error("unterminated string");
-    c_.set_pos(p + 1);
-    return out;
-  }
+  absl::StatusOr<std::string> String() { return ParseMlirString(c_, "a quoted axis name"); }
 
   // [A-Za-z_][A-Za-z0-9_$.]* or a quoted string after '@'.
   absl::StatusOr<std::string> SymbolName() {
@@ -252,10 +194,7 @@ class Reader {
     if (c_.PeekRaw() == '"') return String();
     absl::string_view t = c_.text();
     size_t b = c_.pos(), e = b;
-    while (e < t.size() && (std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_' ||
-                            t[e] == '$' || t[e] == '.' || t[e] == '-')) {
-      ++e;
-    }
+    while (e < t.size() && (IsMlirIdentifierChar(t[e]) || t[e] == '-')) ++e;
     if (e == b) return c_.Error("expected a mesh name after '@'");
     c_.set_pos(e);
     return std::string(t.substr(b, e - b));
@@ -812,7 +751,8 @@ absl::StatusOr<MeshTable> ParseMeshTable(absl::string_view text) {
 std::string PrintMeshTable(const MeshTable& meshes) {
   std::vector<std::string> parts;
   for (const auto& [name, mesh] : meshes) {
-    parts.push_back(absl::StrCat(IsBareId(name) ? name : Quote(name), " = ", Print(mesh)));
+    parts.push_back(absl::StrCat(IsMlirBareIdentifier(name) ? name : QuoteMlirString(name), " = ",
+                                 Print(mesh)));
   }
   return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
 }
