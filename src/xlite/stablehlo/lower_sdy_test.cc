@@ -363,6 +363,13 @@ module attributes {mhlo.num_partitions = )",
   EXPECT_TRUE(absl::StrContains(
       error("<[\"x\"=2, \"y\"=2]>", "<@mesh, [{\"y\", \"x\"}, {}]>", "{\"x\"}", "tensor<4x4xf32>"),
       "must be a whole axis before the free axes"));
+  // An axis repeated is refused before the shard count is taken (2^80 here,
+  // which once wrapped to 0 and divided by it).
+  EXPECT_TRUE(
+      absl::StrContains(error("<[\"x\"=1048576]>", "<@mesh, [{\"x\", \"x\", \"x\", \"x\"}, {}]>",
+                              "{\"x\"}", "tensor<8x4xf32>"),
+                        "axis 'x' overlaps 'x'; each part of a mesh axis may be used once "
+                        "in #sdy.sharding<@mesh, [{\"x\", \"x\", \"x\", \"x\"}, {}]>"));
 }
 
 TEST(LowerSdy, NestedManualComputationsMeetAcrossTheOuterDevices) {

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "xlite/ir/named_sharding.h"
 #include "xlite/support/status.h"
 #include "xlite/text/mlir_strings.h"
 
@@ -306,6 +307,9 @@ class Reader {
     return m;
   }
 
+  // Shardy's mesh rules, checked where the mesh is read. They are not XLA's
+  // (ValidateShardingMesh): Shardy allows iota device ids and any axis name;
+  // ToHloSharding applies XLA's rules when a sharding becomes an HLO one.
   absl::Status CheckMesh(const Mesh& m) {
     std::set<std::string> names;
     int64_t total = 1;
@@ -766,80 +770,6 @@ absl::StatusOr<Mesh> MeshOf(const TensorSharding& sharding, const MeshTable& mes
   return it->second;
 }
 
-namespace {
-
-// The axis a reference names and the part of it: (axis index, pre-size, size).
-struct ResolvedAxis {
-  int64_t axis = 0;
-  int64_t pre_size = 1;
-  int64_t size = 1;
-  bool whole = true;
-};
-
-absl::StatusOr<ResolvedAxis> Resolve(const AxisRef& ref, const Mesh& mesh) {
-  std::optional<int64_t> index = mesh.AxisIndex(ref.name);
-  if (!index)
-    return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis \"", ref.name, "\""));
-  const int64_t full = mesh.axes[*index].size;
-  ResolvedAxis r{*index, 1, full, true};
-  if (ref.sub_axis) {
-    const SubAxisInfo& s = *ref.sub_axis;
-    if (s.pre_size < 1 || s.size <= 1 || full % s.pre_size != 0 ||
-        (full / s.pre_size) % s.size != 0 || s.size == full) {
-      return absl::InvalidArgumentError(absl::StrCat("sub-axis \"", ref.name, "\":(", s.pre_size,
-                                                     ")", s.size, " does not fit axis size ",
-                                                     full));
-    }
-    r = {*index, s.pre_size, s.size, false};
-  }
-  return r;
-}
-
-bool Overlap(const ResolvedAxis& a, const ResolvedAxis& b) {
-  if (a.axis != b.axis) return false;
-  return a.pre_size < b.pre_size * b.size && b.pre_size < a.pre_size * a.size;
-}
-
-MeshAxisRef ToMeshAxisRef(const ResolvedAxis& r) {
-  MeshAxisRef m;
-  m.axis = r.axis;
-  if (!r.whole) {
-    m.pre_size = r.pre_size;
-    m.size = r.size;
-  }
-  return m;
-}
-
-}  // namespace
-
-absl::Status Verify(const TensorSharding& sharding, const MeshTable& meshes,
-                    const std::vector<int64_t>* dims) {
-  ASSIGN_OR_RETURN(Mesh mesh, MeshOf(sharding, meshes));
-  std::vector<ResolvedAxis> used;
-  auto use = [&](const AxisRef& ref) -> absl::StatusOr<ResolvedAxis> {
-    ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(ref, mesh));
-    for (const ResolvedAxis& u : used) {
-      if (Overlap(u, r)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("mesh axis \"", ref.name, "\" is used twice in ", Print(sharding)));
-      }
-    }
-    used.push_back(r);
-    return r;
-  };
-  if (dims != nullptr && dims->size() != sharding.dims.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(Print(sharding), " has ", sharding.dims.size(),
-                                                   " dimension shardings for a rank-", dims->size(),
-                                                   " tensor"));
-  }
-  for (const DimSharding& d : sharding.dims) {
-    for (const AxisRef& a : d.axes) RETURN_IF_ERROR(use(a).status());
-  }
-  for (const AxisRef& a : sharding.replicated) RETURN_IF_ERROR(use(a).status());
-  for (const AxisRef& a : sharding.unreduced) RETURN_IF_ERROR(use(a).status());
-  return absl::OkStatus();
-}
-
 ShardingMesh ToShardingMesh(const Mesh& mesh) {
   ShardingMesh m;
   if (mesh.axes.empty() && mesh.device_ids.size() == 1) {
@@ -858,39 +788,58 @@ ShardingMesh ToShardingMesh(const Mesh& mesh) {
   return m;
 }
 
-absl::StatusOr<HloSharding> ToHloSharding(const TensorSharding& sharding, const MeshTable& meshes,
-                                          const std::vector<std::string>& manual_axes) {
-  RETURN_IF_ERROR(Verify(sharding, meshes));
-  ASSIGN_OR_RETURN(Mesh mesh, MeshOf(sharding, meshes));
+namespace {
+
+absl::StatusOr<MeshAxisRef> ToMeshAxisRef(const AxisRef& ref, const Mesh& mesh) {
+  std::optional<int64_t> index = mesh.AxisIndex(ref.name);
+  if (!index) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis \"", ref.name, "\""));
+  }
+  MeshAxisRef m;
+  m.axis = *index;
+  if (ref.sub_axis) {
+    m.pre_size = ref.sub_axis->pre_size;
+    m.size = ref.sub_axis->size;
+  }
+  return m;
+}
+
+// The sharding as XLA's NamedSharding, unchecked: axis names become indices
+// (unknown ones are errors), dimensions are dropped when none is sharded, as
+// XLA keeps them, and the whole `manual_axes` move out of the dimensions and
+// replicated axes into NamedSharding::manual_axes.
+absl::StatusOr<NamedSharding> ToNamed(const TensorSharding& sharding, const Mesh& mesh,
+                                      const std::vector<std::string>& manual_axes) {
   NamedSharding named;
   named.mesh = ToShardingMesh(mesh);
   auto is_manual = [&](const AxisRef& a) {
     return !a.sub_axis &&
            std::find(manual_axes.begin(), manual_axes.end(), a.name) != manual_axes.end();
   };
+  auto convert = [&](const std::vector<AxisRef>& axes, bool keep_manual,
+                     std::vector<MeshAxisRef>& out) -> absl::Status {
+    for (const AxisRef& a : axes) {
+      if (!keep_manual && is_manual(a)) continue;
+      ASSIGN_OR_RETURN(MeshAxisRef m, ToMeshAxisRef(a, mesh));
+      out.push_back(m);
+    }
+    return absl::OkStatus();
+  };
   bool any_axes = false;
   for (const DimSharding& d : sharding.dims) {
     NamedSharding::Dim dim;
     dim.is_closed = d.is_closed;
-    for (const AxisRef& a : d.axes) {
-      if (is_manual(a)) continue;
-      ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(a, mesh));
-      dim.axes.push_back(ToMeshAxisRef(r));
-    }
+    RETURN_IF_ERROR(convert(d.axes, /*keep_manual=*/false, dim.axes));
     any_axes = any_axes || !dim.axes.empty();
     named.dims.push_back(std::move(dim));
   }
-  // XLA keeps no dimension list when no dimension is sharded.
   if (!any_axes) named.dims.clear();
-  for (const AxisRef& a : sharding.replicated) {
-    if (is_manual(a)) continue;
-    ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(a, mesh));
-    named.replicated_axes.push_back(ToMeshAxisRef(r));
-  }
-  for (const AxisRef& a : sharding.unreduced) {
-    ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(a, mesh));
-    named.unreduced_axes.push_back(ToMeshAxisRef(r));
-  }
+  RETURN_IF_ERROR(convert(sharding.replicated, /*keep_manual=*/false, named.replicated_axes));
+  RETURN_IF_ERROR(convert(sharding.unreduced, /*keep_manual=*/true, named.unreduced_axes));
+  named.unreduced_reduction =
+      sharding.unreduced_op == ReductionOp::kMax   ? NamedSharding::Reduction::kMax
+      : sharding.unreduced_op == ReductionOp::kMin ? NamedSharding::Reduction::kMin
+                                                   : NamedSharding::Reduction::kSum;
   for (const std::string& name : manual_axes) {
     std::optional<int64_t> index = mesh.AxisIndex(name);
     if (!index) {
@@ -900,6 +849,51 @@ absl::StatusOr<HloSharding> ToHloSharding(const TensorSharding& sharding, const 
     m.axis = *index;
     named.manual_axes.push_back(m);
   }
+  return named;
+}
+
+// XLA's NamedSharding rules (the same as Shardy's for a tensor sharding: axes
+// exist, sub-axes fit, no part of an axis used twice, sorted replicated and
+// unreduced axes, no mergeable neighbours), the error naming the sharding.
+absl::Status CheckNamed(const NamedSharding& named, const TensorSharding& sharding) {
+  absl::Status st = ValidateNamedSharding(named);
+  if (st.ok()) return st;
+  return absl::Status(st.code(), absl::StrCat(st.message(), " in ", Print(sharding)));
+}
+
+// Verify's checks, for a sharding already bound to `mesh`.
+absl::Status CheckOnMesh(const TensorSharding& sharding, const Mesh& mesh) {
+  absl::StatusOr<NamedSharding> named = ToNamed(sharding, mesh, {});
+  if (!named.ok()) {
+    return absl::Status(named.status().code(),
+                        absl::StrCat(named.status().message(), " in ", Print(sharding)));
+  }
+  return CheckNamed(*named, sharding);
+}
+
+absl::Status CheckRank(const TensorSharding& sharding, size_t rank) {
+  if (sharding.dims.size() == rank) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(Print(sharding), " has ", sharding.dims.size(),
+                                                 " dimension shardings for a rank-", rank,
+                                                 " tensor"));
+}
+
+}  // namespace
+
+absl::Status Verify(const TensorSharding& sharding, const MeshTable& meshes,
+                    const std::vector<int64_t>* dims) {
+  ASSIGN_OR_RETURN(Mesh mesh, MeshOf(sharding, meshes));
+  if (dims != nullptr) RETURN_IF_ERROR(CheckRank(sharding, dims->size()));
+  return CheckOnMesh(sharding, mesh);
+}
+
+absl::StatusOr<HloSharding> ToHloSharding(const TensorSharding& sharding, const MeshTable& meshes,
+                                          const std::vector<std::string>& manual_axes) {
+  RETURN_IF_ERROR(Verify(sharding, meshes));
+  ASSIGN_OR_RETURN(Mesh mesh, MeshOf(sharding, meshes));
+  ASSIGN_OR_RETURN(NamedSharding named, ToNamed(sharding, mesh, manual_axes));
+  // With manual axes: sorted as the mesh orders them, none also unreduced.
+  RETURN_IF_ERROR(CheckNamed(named, sharding));
   HloSharding out;
   out.kind = HloSharding::Kind::kNamed;
   out.named = std::move(named);
@@ -910,11 +904,10 @@ absl::StatusOr<std::vector<int64_t>> LocalDimensions(const TensorSharding& shard
                                                      const Mesh& mesh,
                                                      const std::vector<std::string>& manual_axes,
                                                      const std::vector<int64_t>& global_dims) {
-  if (global_dims.size() != sharding.dims.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(Print(sharding), " has ", sharding.dims.size(),
-                                                   " dimension shardings for a rank-",
-                                                   global_dims.size(), " tensor"));
-  }
+  RETURN_IF_ERROR(CheckRank(sharding, global_dims.size()));
+  // A valid sharding uses each part of an axis once, so the shard counts
+  // below stay within the mesh's device count.
+  RETURN_IF_ERROR(CheckOnMesh(sharding, mesh));
   std::vector<int64_t> local = global_dims;
   for (size_t d = 0; d < global_dims.size(); ++d) {
     int64_t count = 1;
@@ -931,8 +924,8 @@ absl::StatusOr<std::vector<int64_t>> LocalDimensions(const TensorSharding& shard
             "manual axis \"", a.name, "\" must be a whole axis before the free axes of dimension ",
             d, " in ", Print(sharding)));
       }
-      ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(a, mesh));
-      count *= r.size;
+      ASSIGN_OR_RETURN(MeshAxisRef r, ToMeshAxisRef(a, mesh));
+      count *= mesh.axes[r.axis].size;
     }
     if (global_dims[d] % count != 0) {
       return absl::InvalidArgumentError(absl::StrCat("dimension ", d, " of size ", global_dims[d],
