@@ -221,7 +221,9 @@ TYPED_TEST(LapackTest, SyevdEigenpairs) {
       const Matrix v = this->At(a, b, n, n);
       Matrix vw = v;
       for (int64_t j = 0; j < n; ++j) {
-        if (j > 0) EXPECT_LE(w[b * n + j - 1], w[b * n + j]);
+        if (j > 0) {
+          EXPECT_LE(w[b * n + j - 1], w[b * n + j]);
+        }
         EXPECT_NEAR(w[b * n + j], w_only[b * n + j], this->Tol() * 100);
         for (int64_t i = 0; i < n; ++i) vw(i, j) *= static_cast<double>(w[b * n + j]);
       }
@@ -539,6 +541,46 @@ TEST(LapackEmpty, ZeroSizedMatricesAreNoOps) {
   EXPECT_TRUE(Potrf<double>(UpLo::kLower, 2, 0, nullptr, info.data()).ok());
   EXPECT_EQ(info, (std::vector<int32_t>{0, 0}));
   EXPECT_TRUE(Syevd<double>(EigMode::kVectors, UpLo::kLower, 0, 3, nullptr, nullptr, nullptr).ok());
+}
+
+TEST(LapackEmpty, EmptyBatchesTouchNoMemoryButCheckArguments) {
+  // No matrices: no workspace query either (it would read the first one).
+  using cf = std::complex<float>;
+  float* f = nullptr;
+  cf* c = nullptr;
+  int32_t* i32 = nullptr;
+  EXPECT_TRUE(Geqrf<float>(0, 3, 2, f, f).ok());
+  EXPECT_TRUE(Geqp3<cf>(0, 3, 2, c, i32, c).ok());
+  EXPECT_TRUE(Orgqr<float>(0, 3, 2, 2, f, f).ok());
+  EXPECT_TRUE(Ormqr<cf>(true, true, 0, 3, 2, 2, c, 3, 2, c, c).ok());
+  EXPECT_TRUE(Gesdd<cf>(SvdMode::kFull, 0, 3, 2, c, f, c, 3, 3, c, 2, 2, i32).ok());
+  EXPECT_TRUE(Gesvd<float>(SvdMode::kMin, 0, 3, 2, f, f, f, 3, 2, f, 2, 2, i32).ok());
+  EXPECT_TRUE(GeevReal<float>(EigMode::kVectors, EigMode::kVectors, 0, 3, f, f, f, c, c, i32).ok());
+  EXPECT_TRUE(GeevComplex<cf>(EigMode::kNoVectors, EigMode::kVectors, 0, 3, c, c, c, c, i32).ok());
+  EXPECT_TRUE(
+      GeesReal<float>(SchurMode::kVectors, SchurSort::kNoSort, 0, 3, f, f, f, f, i32, i32).ok());
+  EXPECT_TRUE(
+      GeesComplex<cf>(SchurMode::kNoVectors, SchurSort::kNoSort, 0, 3, c, c, c, i32, i32).ok());
+  EXPECT_TRUE(Gehrd<float>(0, 3, 1, 3, f, f, i32).ok());
+  EXPECT_TRUE(Sytrd<cf>(UpLo::kUpper, 0, 3, c, f, f, c, i32).ok());
+  // The arguments are still checked.
+  EXPECT_EQ(Gesdd<float>(SvdMode::kOverwrite, 0, 3, 2, f, f, f, 3, 3, f, 2, 2, i32).code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(GeevReal<float>(static_cast<EigMode>('X'), EigMode::kVectors, 0, 3, f, f, f, c, c, i32)
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Gehrd<float>(0, 3, 2, 1, f, f, i32).code(), absl::StatusCode::kInvalidArgument);
+  // Zero-sized matrices in a batch: info and sdim are zeroed, nothing else.
+  std::vector<int32_t> info(2, 7), sdim(2, 7);
+  EXPECT_TRUE(GeesReal<float>(SchurMode::kVectors, SchurSort::kNoSort, 2, 0, f, f, f, f,
+                              sdim.data(), info.data())
+                  .ok());
+  EXPECT_EQ(info, (std::vector<int32_t>{0, 0}));
+  EXPECT_EQ(sdim, (std::vector<int32_t>{0, 0}));
+  info = {7, 7};
+  EXPECT_TRUE(
+      GeevComplex<cf>(EigMode::kVectors, EigMode::kVectors, 2, 0, c, c, c, c, info.data()).ok());
+  EXPECT_EQ(info, (std::vector<int32_t>{0, 0}));
 }
 
 }  // namespace
