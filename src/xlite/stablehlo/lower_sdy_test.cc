@@ -286,6 +286,30 @@ module attributes {mhlo.num_partitions = 2 : i32} {
   absl::StatusOr<Literal> out = RunModule(**m, {Iota({2})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Values(*out), (std::vector<double>{0, 2}));
+
+  // Bad shardings are errors at the op, found before the call is made.
+  for (const char* shardings :
+       {R"(out_shardings=[<@mesh, [{"y"}]>])", R"({in_shardings = "not an sdy attribute"})"}) {
+    const bool generic = shardings[0] == '{';
+    absl::StatusOr<std::unique_ptr<HloModule>> bad =
+        Import(absl::StrCat(R"(
+module attributes {mhlo.num_partitions = 2 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = sdy.named_computation<"double">(%arg0) )",
+                            generic ? "" : shardings,
+                            R"( (%arg1: tensor<2xf32>) {
+      sdy.return %arg1 : tensor<2xf32>
+    } )",
+                            generic ? shardings : "",
+                            R"( : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+})"));
+    ASSERT_FALSE(bad.ok()) << shardings;
+    EXPECT_TRUE(absl::StrContains(bad.status().message(), "t.mlir:5:5: 'sdy.named_computation'"))
+        << bad.status();
+  }
 }
 
 TEST(LowerSdy, RoundTripFormRunsLikeTheSdyForm) {
