@@ -284,6 +284,18 @@ TEST(SdyToHloShardingTest, UnreducedReductionIsKept) {
             NamedSharding::Reduction::kSum);
 }
 
+TEST(SdyToHloShardingTest, MeshesXlaCannotSpellAreErrors) {
+  // Shardy takes any axis name; XLA's mesh['0'=2] would read '0' as an axis
+  // index, so the conversion refuses it (reading the sdy text does not).
+  absl::StatusOr<TensorSharding> s =
+      ParseAttrTextAs<TensorSharding>("#sdy.sharding<mesh<[\"0\"=2]>, [{\"0\"}]>", "sharding");
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<HloSharding> h = ToHloSharding(*s, {});
+  ASSERT_FALSE(h.ok());
+  EXPECT_TRUE(absl::StrContains(h.status().message(), "mesh axis name '0' is an integer"))
+      << h.status();
+}
+
 TEST(SdyToHloShardingTest, ManualAxesFollowTheMeshOrder) {
   absl::StatusOr<TensorSharding> s = ParseAttrTextAs<TensorSharding>(
       "#sdy.sharding<@mesh, [{\"data\"}, {\"model\"}]>", "sharding");
