@@ -262,16 +262,16 @@ absl::StatusOr<ManualSpec> SpecFromNamedShardings(const HloInstruction& call) {
   spec.out.resize(results);
   std::vector<bool> seen(results, false);
   for (const HloInstruction* r : readers) {
-    if (!IsCustomCall(r, kShardToFull) || !r->attrs().sharding) {
+    if (!IsCustomCall(r, kShardToFull) || !r->attrs().sharding || r->operand_count() != 1) {
       return absl::UnimplementedError(absl::StrCat("manual computation call '", call.name(),
                                                    "' read by '", r->name(), "', not ",
-                                                   kShardToFull));
+                                                   kShardToFull, " of one operand"));
     }
-    // Which result: the tuple index on the way (none for one result).
+    // Which result: the tuple index on the way (none for one result); the
+    // way is get-tuple-elements and copies, as Readers found it.
     int64_t index = 0;
     for (const HloInstruction* h = r->operand(0); h != &call; h = h->operand(0)) {
       if (h->opcode() == HloOpcode::kGetTupleElement) index = h->attrs().tuple_index;
-      if (h->operand_count() != 1) break;
     }
     if (index < 0 || index >= results) return absl::InvalidArgumentError("bad result index");
     ASSIGN_OR_RETURN(spec.out[index], FromNamed(*r->attrs().sharding, r->shape().rank()));

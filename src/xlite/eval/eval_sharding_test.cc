@@ -278,6 +278,26 @@ ENTRY e {
   EXPECT_EQ(Doubles(*out), (std::vector<double>{0, 12, 21, 33}));
 }
 
+TEST(EvalSharding, FullToShardFormReadsResultsThroughOneOperandOnly) {
+  // A ShardToFull of two operands cannot say which one is the result.
+  auto m = Parse(R"(HloModule m, num_partitions=2
+%body (x: f32[1,4]) -> f32[1,4] {
+  ROOT %x = f32[1,4] parameter(0)
+}
+ENTRY e {
+  p = f32[2,4] parameter(0), sharding={mesh['a'=2], [{'a'}, {}]}
+  f2s = f32[1,4] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={mesh['a'=2], manual}
+  c = f32[1,4] call(f2s), to_apply=%body
+  ROOT s2f = f32[2,4] custom-call(p, c), custom_call_target="SPMDShardToFullShape", sharding={mesh['a'=2], [{'a'}, {}]}
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(out.status().message(), "SPMDShardToFullShape of one operand"))
+      << out.status();
+}
+
 TEST(EvalSharding, FullToShardFormShardingsShareOneMesh) {
   auto m = Parse(R"(HloModule m, num_partitions=2
 %body (x: f32[1,4]) -> f32[1,4] {
