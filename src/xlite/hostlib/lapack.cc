@@ -304,7 +304,7 @@ struct Svd {
     ASSIGN_OR_RETURN(n32, Dim(n, "n"));
     ASSIGN_OR_RETURN(ldvt, Dim(std::max<int64_t>(1, vt_rows), "Vt rows"));
     ZeroInfo(batch, info);
-    return m != 0 && n != 0;
+    return batch != 0 && m != 0 && n != 0;
   }
 
   // `call(a, s, u, vt, work, lwork, info)` once per matrix; U's leading
@@ -379,7 +379,7 @@ absl::Status Syevd(EigMode mode, UpLo uplo, int64_t batch, int64_t n, T* a, Real
   RETURN_IF_ERROR(CheckFlag(uplo, "LU", "uplo"));
   ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
   ZeroInfo(batch, info);
-  if (n == 0) return absl::OkStatus();
+  if (batch == 0 || n == 0) return absl::OkStatus();
   const bool vectors = mode == EigMode::kVectors;
   // jaxlib's fixed workspace sizes (LAPACK's documented minimums).
   ASSIGN_OR_RETURN(int iwork_size, FormulaSize(vectors ? 3 + 5 * n : 1, "syevd iwork"));

@@ -553,6 +553,10 @@ TEST(LapackEmpty, EmptyBatchesTouchNoMemoryButCheckArguments) {
       GeesComplex<cf>(SchurMode::kNoVectors, SchurSort::kNoSort, 0, 3, c, c, c, i32, i32).ok());
   EXPECT_TRUE(Gehrd<float>(0, 3, 1, 3, f, f, i32).ok());
   EXPECT_TRUE(Sytrd<cf>(UpLo::kUpper, 0, 3, c, f, f, c, i32).ok());
+  // Nor a workspace size: these would be beyond LAPACK's 32-bit integers.
+  const int64_t big = std::numeric_limits<int32_t>::max();
+  EXPECT_TRUE(Syevd<cf>(EigMode::kVectors, UpLo::kLower, 0, big, c, f, i32).ok());
+  EXPECT_TRUE(Gesdd<cf>(SvdMode::kMin, 0, big, big, c, f, c, big, big, c, big, big, i32).ok());
   // The arguments are still checked.
   EXPECT_EQ(Gesdd<float>(SvdMode::kOverwrite, 0, 3, 2, f, f, f, 3, 3, f, 2, 2, i32).code(),
             absl::StatusCode::kUnimplemented);
