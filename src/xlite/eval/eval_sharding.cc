@@ -26,8 +26,9 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/ir/module.h"
-#include "xlite/stablehlo/sdy.h"
+#include "xlite/ir/named_sharding.h"
 #include "xlite/support/status.h"
+#include "xlite/text/sdy_attributes.h"
 
 namespace xlite::eval {
 namespace {
@@ -145,18 +146,28 @@ absl::StatusOr<ManualSpec> SpecFromFrontendAttributes(const HloInstruction& call
                                                        : nullptr;
   if (any == nullptr) return absl::InvalidArgumentError("manual computation without values");
   ASSIGN_OR_RETURN(spec.mesh, sdy::MeshOf(*any, spec.meshes));
+  for (const auto* list : {&spec.in, &spec.out}) {
+    for (const sdy::TensorSharding& s : *list) {
+      ASSIGN_OR_RETURN(sdy::Mesh mesh, sdy::MeshOf(s, spec.meshes));
+      if (!(mesh == spec.mesh)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the shardings of a manual computation must share one mesh; ",
+                         sdy::Print(s), " is on another mesh than ", sdy::Print(*any)));
+      }
+    }
+  }
   return spec;
 }
 
 // A named HLO sharding of a rank-`rank` value as the sdy sharding it came
-// from (a replicated one keeps no dimensions).
-absl::StatusOr<sdy::TensorSharding> FromNamed(const HloSharding& h, int64_t rank, sdy::Mesh& mesh) {
+// from (a replicated one keeps no dimensions), its mesh inlined.
+absl::StatusOr<sdy::TensorSharding> FromNamed(const HloSharding& h, int64_t rank) {
   if (h.kind != HloSharding::Kind::kNamed || !h.named) {
     return absl::UnimplementedError(
         "a manual computation whose shardings are not named (mesh) shardings is unsupported");
   }
   const NamedSharding& n = *h.named;
-  mesh = sdy::Mesh();
+  sdy::Mesh mesh;
   if (n.mesh.axis_names.size() != n.mesh.axis_sizes.size()) {
     return absl::InvalidArgumentError("mesh with different numbers of axis names and sizes");
   }
@@ -171,7 +182,8 @@ absl::StatusOr<sdy::TensorSharding> FromNamed(const HloSharding& h, int64_t rank
     total *= size;
     mesh.axes.push_back({n.mesh.axis_names[i], size});
   }
-  mesh.device_ids = n.mesh.device_ids;
+  // Listed or iota-transposed (device_ids=([4,2]T(1,0))) device ids alike.
+  if (!n.mesh.maximal_device) mesh.device_ids = MeshDeviceIds(n.mesh);
   auto axis = [&](const MeshAxisRef& r) -> absl::StatusOr<sdy::AxisRef> {
     if (r.axis < 0 || r.axis >= static_cast<int64_t>(mesh.axes.size())) {
       return absl::InvalidArgumentError("mesh axis index out of range");
@@ -195,6 +207,18 @@ absl::StatusOr<sdy::TensorSharding> FromNamed(const HloSharding& h, int64_t rank
   return t;
 }
 
+// The first sharding read sets the computation's mesh; the others must share it.
+absl::Status OnOneMesh(const sdy::TensorSharding& t, ManualSpec& spec) {
+  if (spec.in.empty() && spec.out.empty()) {
+    spec.mesh = *t.mesh;
+    return absl::OkStatus();
+  }
+  if (*t.mesh == spec.mesh) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the shardings of a manual computation must share one mesh; ", sdy::Print(t),
+      " is on another mesh than ", sdy::Print(spec.in.empty() ? spec.out[0] : spec.in[0])));
+}
+
 // SPMDFullToShardShape / SPMDShardToFullShape: the global shardings are on
 // the value entering FullToShard and on ShardToFull; the manual axes on
 // FullToShard (or the call).
@@ -213,7 +237,8 @@ absl::StatusOr<ManualSpec> SpecFromNamedShardings(const HloInstruction& call) {
           absl::StrCat("'", global->name(), "' entering a manual computation has no sharding"));
     }
     ASSIGN_OR_RETURN(sdy::TensorSharding t,
-                     FromNamed(*global->attrs().sharding, global->shape().rank(), spec.mesh));
+                     FromNamed(*global->attrs().sharding, global->shape().rank()));
+    RETURN_IF_ERROR(OnOneMesh(t, spec));
     spec.in.push_back(std::move(t));
     if (entry->attrs().sharding) manual = &*entry->attrs().sharding;
   }
@@ -237,20 +262,20 @@ absl::StatusOr<ManualSpec> SpecFromNamedShardings(const HloInstruction& call) {
   spec.out.resize(results);
   std::vector<bool> seen(results, false);
   for (const HloInstruction* r : readers) {
-    if (!IsCustomCall(r, kShardToFull) || !r->attrs().sharding) {
+    if (!IsCustomCall(r, kShardToFull) || !r->attrs().sharding || r->operand_count() != 1) {
       return absl::UnimplementedError(absl::StrCat("manual computation call '", call.name(),
                                                    "' read by '", r->name(), "', not ",
-                                                   kShardToFull));
+                                                   kShardToFull, " of one operand"));
     }
-    // Which result: the tuple index on the way (none for one result).
+    // Which result: the tuple index on the way (none for one result); the
+    // way is get-tuple-elements and copies, as Readers found it.
     int64_t index = 0;
     for (const HloInstruction* h = r->operand(0); h != &call; h = h->operand(0)) {
       if (h->opcode() == HloOpcode::kGetTupleElement) index = h->attrs().tuple_index;
-      if (h->operand_count() != 1) break;
     }
     if (index < 0 || index >= results) return absl::InvalidArgumentError("bad result index");
-    ASSIGN_OR_RETURN(spec.out[index],
-                     FromNamed(*r->attrs().sharding, r->shape().rank(), spec.mesh));
+    ASSIGN_OR_RETURN(spec.out[index], FromNamed(*r->attrs().sharding, r->shape().rank()));
+    RETURN_IF_ERROR(OnOneMesh(spec.out[index], spec));
     seen[index] = true;
   }
   for (int64_t i = 0; i < results; ++i) {
@@ -448,10 +473,23 @@ absl::StatusOr<Literal> EvalManualComputation(const HloInstruction& call,
                                                      "': out-sharding ", j,
                                                      " does not match the result's rank"));
     }
+    // Checked before its shard counts are taken; then the manual axes must
+    // lead each dimension as whole axes, as for the operands.
+    if (absl::Status st = sdy::Verify(s, spec.meshes); !st.ok()) {
+      return absl::Status(st.code(), absl::StrCat("manual computation '", call.name(),
+                                                  "': out-sharding ", j, ": ", st.message()));
+    }
     std::vector<int64_t> global_dims = local_dims;
     ASSIGN_OR_RETURN(Block whole,
                      BlockOf(s, mesh, spec.manual_axes, std::vector<int64_t>(mesh.axes.size(), 0)));
     for (size_t d = 0; d < global_dims.size(); ++d) global_dims[d] *= whole.count[d];
+    absl::StatusOr<std::vector<int64_t>> back =
+        sdy::LocalDimensions(s, mesh, spec.manual_axes, global_dims);
+    if (!back.ok()) {
+      return absl::Status(back.status().code(),
+                          absl::StrCat("manual computation '", call.name(), "': out-sharding ", j,
+                                       ": ", back.status().message()));
+    }
     absl::flat_hash_set<int64_t> used_axes;
     for (const sdy::DimSharding& d : s.dims) {
       for (const sdy::AxisRef& a : d.axes) {

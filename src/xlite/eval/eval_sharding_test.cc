@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "xlite/eval/eval_test_util.h"
 #include "xlite/eval/evaluator.h"
@@ -21,15 +22,6 @@ std::unique_ptr<HloModule> Parse(const std::string& text) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "t.hlo");
   EXPECT_TRUE(m.ok()) << m.status();
   return m.ok() ? *std::move(m) : nullptr;
-}
-
-HloInstruction* Find(const HloModule& m, absl::string_view name) {
-  for (const auto& comp : m.computations()) {
-    for (const auto& instr : comp->instructions()) {
-      if (instr->name() == name) return instr.get();
-    }
-  }
-  return nullptr;
 }
 
 Literal Iota(std::vector<int64_t> dims) {
@@ -157,6 +149,52 @@ ENTRY e {
       << out.status();
 }
 
+// A round-trip manual computation over "x" of `global` -> `local` -> `global`
+// with these in- and out-shardings (escaped sdy text).
+std::string RoundTripModule(const std::string& in, const std::string& out,
+                            const std::string& global = "f32[8]",
+                            const std::string& local = "f32[2]") {
+  const std::string manual = R"(xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>")";
+  const std::string ins =
+      absl::StrCat("xla.sdy.in_shardings=\"#sdy.sharding_per_value<[", in, "]>\"");
+  const std::string outs =
+      absl::StrCat("xla.sdy.out_shardings=\"#sdy.sharding_per_value<[", out, "]>\"");
+  return absl::StrCat(
+      R"(HloModule m, num_partitions=4, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=4]>, other = #sdy.mesh<["y"=4]>}}
+%xla.sdy.manual_computation_body (x: )",
+      local, ") -> ", local, " {\n  ROOT %x = ", local,
+      " parameter(0)\n}\nENTRY e {\n  p = ", global, " parameter(0)\n  l = ", local,
+      " custom-call(p), custom_call_target=\"xla.sdy.GlobalToLocalShape\", frontend_attributes={",
+      ins, ",", manual, "}\n  c = ", local,
+      " call(l), to_apply=%xla.sdy.manual_computation_body, frontend_attributes={", ins, ",",
+      manual, ",", outs, "}\n  ROOT g = ", global,
+      " custom-call(c), custom_call_target=\"xla.sdy.LocalToGlobalShape\", frontend_attributes={",
+      outs, ",", manual, "}\n}\n");
+}
+
+TEST(EvalSharding, RoundTripShardingsAreChecked) {
+  const std::string rows = R"(<@mesh, [{\"x\"}]>)";
+  auto run = [](const std::string& text) {
+    auto m = Parse(text);
+    if (m == nullptr) return std::string("no module");
+    absl::StatusOr<Literal> out = Evaluate(*m, {Iota({8})});
+    return out.ok() ? absl::StrCat(Doubles(*out)[7]) : std::string(out.status().message());
+  };
+  EXPECT_EQ(run(RoundTripModule(rows, rows)), "7");
+  // All on one mesh.
+  EXPECT_TRUE(absl::StrContains(run(RoundTripModule(rows, R"(<@other, [{\"y\"}]>)")),
+                                "must share one mesh"));
+  // The out-sharding's manual axes are whole axes, as the operands' are: a
+  // sub-axis named like a manual axis is not the axis.
+  EXPECT_TRUE(absl::StrContains(run(RoundTripModule(rows, R"(<@mesh, [{\"x\":(1)2}]>)")),
+                                "out-sharding 0: manual axis \"x\" must be a whole axis"));
+  // XLA's sharding rules on both sides, naming the sharding.
+  EXPECT_TRUE(absl::StrContains(run(RoundTripModule(R"(<@mesh, [{\"x\", \"x\"}]>)", rows)),
+                                "axis 'x' overlaps 'x'"));
+  EXPECT_TRUE(absl::StrContains(run(RoundTripModule(rows, R"(<@mesh, [{\"x\", \"x\"}]>)")),
+                                "out-sharding 0: axis 'x' overlaps 'x'"));
+}
+
 // XLA's named-sharding form: copy (global sharding) -> SPMDFullToShardShape
 // (manual axes) -> call -> copy -> SPMDShardToFullShape (global sharding).
 TEST(EvalSharding, FullToShardFormWithNamedShardings) {
@@ -167,30 +205,13 @@ TEST(EvalSharding, FullToShardFormWithNamedShardings) {
 }
 ENTRY e {
   p = f32[2,4] parameter(0)
-  in = f32[2,4] copy(p)
-  f2s = f32[1,4] custom-call(in), custom_call_target="SPMDFullToShardShape"
-  c = f32[1,4] call(f2s), to_apply=%body
+  in = f32[2,4] copy(p), sharding={mesh['a'=2], [{'a'}, {}]}
+  f2s = f32[1,4] custom-call(in), custom_call_target="SPMDFullToShardShape", sharding={mesh['a'=2], manual}
+  c = f32[1,4] call(f2s), to_apply=%body, sharding={mesh['a'=2], manual}
   out = f32[1,4] copy(c)
-  ROOT s2f = f32[2,4] custom-call(out), custom_call_target="SPMDShardToFullShape"
+  ROOT s2f = f32[2,4] custom-call(out), custom_call_target="SPMDShardToFullShape", sharding={mesh['a'=2], [{'a'}, {}]}
 })");
   ASSERT_NE(m, nullptr);
-  NamedSharding global;
-  global.mesh.axis_names = {"a"};
-  global.mesh.axis_sizes = {2};
-  global.dims = {NamedSharding::Dim{{MeshAxisRef{0, 1, 0}}, true}, NamedSharding::Dim{}};
-  NamedSharding manual;
-  manual.mesh = global.mesh;
-  manual.manual_axes = {MeshAxisRef{0, 1, 0}};
-  auto named = [](const NamedSharding& n) {
-    HloSharding h;
-    h.kind = HloSharding::Kind::kNamed;
-    h.named = n;
-    return h;
-  };
-  Find(*m, "in")->attrs().sharding = named(global);
-  Find(*m, "f2s")->attrs().sharding = named(manual);
-  Find(*m, "c")->attrs().sharding = named(manual);
-  Find(*m, "s2f")->attrs().sharding = named(global);
   absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Doubles(*out), (std::vector<double>{4, 5, 6, 7, 0, 1, 2, 3}));
@@ -209,45 +230,89 @@ TEST(EvalSharding, FullToShardFormWithReplicatedValues) {
 ENTRY e {
   p = f32[2,4] parameter(0)
   q = f32[4] parameter(1)
-  in = f32[2,4] copy(p)
-  inq = f32[4] copy(q)
-  f2s = f32[1,4] custom-call(in), custom_call_target="SPMDFullToShardShape"
-  f2sq = f32[4] custom-call(inq), custom_call_target="SPMDFullToShardShape"
+  in = f32[2,4] copy(p), sharding={mesh['a'=2], [{'a'}, {}]}
+  inq = f32[4] copy(q), sharding={mesh['a'=2], replicated}
+  f2s = f32[1,4] custom-call(in), custom_call_target="SPMDFullToShardShape", sharding={mesh['a'=2], manual}
+  f2sq = f32[4] custom-call(inq), custom_call_target="SPMDFullToShardShape", sharding={mesh['a'=2], manual}
   c = (f32[1,4], f32[4]) call(f2s, f2sq), to_apply=%body
   c0 = f32[1,4] get-tuple-element(c), index=0
   c1 = f32[4] get-tuple-element(c), index=1
   o0 = f32[1,4] copy(c0)
   o1 = f32[4] copy(c1)
-  s0 = f32[2,4] custom-call(o0), custom_call_target="SPMDShardToFullShape"
-  s1 = f32[4] custom-call(o1), custom_call_target="SPMDShardToFullShape"
+  s0 = f32[2,4] custom-call(o0), custom_call_target="SPMDShardToFullShape", sharding={mesh['a'=2], [{'a'}, {}]}
+  s1 = f32[4] custom-call(o1), custom_call_target="SPMDShardToFullShape", sharding={mesh['a'=2], replicated}
   ROOT r = (f32[2,4], f32[4]) tuple(s0, s1)
 })");
   ASSERT_NE(m, nullptr);
-  NamedSharding rows;
-  rows.mesh.axis_names = {"a"};
-  rows.mesh.axis_sizes = {2};
-  rows.dims = {NamedSharding::Dim{{MeshAxisRef{0, 1, 0}}, true}, NamedSharding::Dim{}};
-  NamedSharding replicated;
-  replicated.mesh = rows.mesh;
-  NamedSharding manual;
-  manual.mesh = rows.mesh;
-  manual.manual_axes = {MeshAxisRef{0, 1, 0}};
-  auto named = [](const NamedSharding& n) {
-    HloSharding h;
-    h.kind = HloSharding::Kind::kNamed;
-    h.named = n;
-    return h;
-  };
-  Find(*m, "in")->attrs().sharding = named(rows);
-  Find(*m, "inq")->attrs().sharding = named(replicated);
-  Find(*m, "f2s")->attrs().sharding = named(manual);
-  Find(*m, "f2sq")->attrs().sharding = named(manual);
-  Find(*m, "s0")->attrs().sharding = named(rows);
-  Find(*m, "s1")->attrs().sharding = named(replicated);
   absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4}), F32({4}, {1, 2, 3, 4})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Doubles(out->tuple_elements()[0]), (std::vector<double>{4, 5, 6, 7, 0, 1, 2, 3}));
   EXPECT_EQ(Doubles(out->tuple_elements()[1]), (std::vector<double>{2, 4, 6, 8}));
+}
+
+TEST(EvalSharding, FullToShardFormReadsIotaDeviceIds) {
+  // device_ids=([2,2]T(1,0)) lists devices 0, 2, 1, 3: mesh position (a, b)
+  // is device 2b + a. Each device adds its partition id to its element.
+  const std::string mesh = "mesh['a'=2,'b'=2], device_ids=([2,2]T(1,0))";
+  auto m = Parse(absl::StrCat(R"(HloModule m, num_partitions=4
+%body (x: f32[1,1]) -> f32[1,1] {
+  %x = f32[1,1] parameter(0)
+  %id = u32[] partition-id()
+  %f = f32[] convert(%id)
+  %r = f32[1,1] reshape(%f)
+  ROOT %s = f32[1,1] add(%x, %r)
+}
+ENTRY e {
+  p = f32[2,2] parameter(0), sharding={)",
+                              mesh, R"(, [{'a'}, {'b'}]}
+  f2s = f32[1,1] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={)",
+                              mesh,
+                              R"(, manual}
+  c = f32[1,1] call(f2s), to_apply=%body
+  ROOT s2f = f32[2,2] custom-call(c), custom_call_target="SPMDShardToFullShape", sharding={)",
+                              mesh, R"(, [{'a'}, {'b'}]}
+})"));
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {F32({2, 2}, {0, 10, 20, 30})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(*out), (std::vector<double>{0, 12, 21, 33}));
+}
+
+TEST(EvalSharding, FullToShardFormReadsResultsThroughOneOperandOnly) {
+  // A ShardToFull of two operands cannot say which one is the result.
+  auto m = Parse(R"(HloModule m, num_partitions=2
+%body (x: f32[1,4]) -> f32[1,4] {
+  ROOT %x = f32[1,4] parameter(0)
+}
+ENTRY e {
+  p = f32[2,4] parameter(0), sharding={mesh['a'=2], [{'a'}, {}]}
+  f2s = f32[1,4] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={mesh['a'=2], manual}
+  c = f32[1,4] call(f2s), to_apply=%body
+  ROOT s2f = f32[2,4] custom-call(p, c), custom_call_target="SPMDShardToFullShape", sharding={mesh['a'=2], [{'a'}, {}]}
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(out.status().message(), "SPMDShardToFullShape of one operand"))
+      << out.status();
+}
+
+TEST(EvalSharding, FullToShardFormShardingsShareOneMesh) {
+  auto m = Parse(R"(HloModule m, num_partitions=2
+%body (x: f32[1,4]) -> f32[1,4] {
+  ROOT %x = f32[1,4] parameter(0)
+}
+ENTRY e {
+  p = f32[2,4] parameter(0), sharding={mesh['a'=2], [{'a'}, {}]}
+  f2s = f32[1,4] custom-call(p), custom_call_target="SPMDFullToShardShape", sharding={mesh['a'=2], manual}
+  c = f32[1,4] call(f2s), to_apply=%body
+  ROOT s2f = f32[2,4] custom-call(c), custom_call_target="SPMDShardToFullShape", sharding={mesh['b'=2], [{'b'}, {}]}
+})");
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> out = Evaluate(*m, {Iota({2, 4})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(absl::StrContains(out.status().message(), "must share one mesh")) << out.status();
 }
 
 TEST(EvalSharding, FullToShardFormWithoutNamedShardingsIsUnsupported) {

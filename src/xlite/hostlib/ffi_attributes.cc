@@ -266,6 +266,7 @@ class FfiAttributeParser {
   // finite in jaxlib's use).
   struct Number {
     bool is_float = false;
+    bool is_hex = false;
     bool negative = false;
     uint64_t magnitude = 0;
     double value = 0;
@@ -283,6 +284,7 @@ class FfiAttributeParser {
     int base = 10;
     if (pos_ + 1 < text_.size() && text_[pos_] == '0' && (text_[pos_ + 1] == 'x')) {
       base = 16;
+      number.is_hex = true;
       pos_ += 2;
       while (pos_ < text_.size() && std::isxdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
     } else {
@@ -458,9 +460,19 @@ class FfiAttributeParser {
       do {
         ASSIGN_OR_RETURN(Number number, ParseNumberLiteral(name));
         if (type.is_float) {
-          attr.floats.push_back(number.is_float ? number.value
-                                                : (number.negative ? -1.0 : 1.0) *
-                                                      static_cast<double>(number.magnitude));
+          // MLIR reads a hex literal as the float's bit pattern; not taken
+          // here rather than misread as a number.
+          if (number.is_hex) {
+            return Error(absl::StrCat("attribute '", name, "': hex (bit pattern) elements of an ",
+                                      type.spelling, " array are not supported"));
+          }
+          const double value = number.is_float ? number.value
+                                               : (number.negative ? -1.0 : 1.0) *
+                                                     static_cast<double>(number.magnitude);
+          if (type.bits == 32 && std::fabs(value) > std::numeric_limits<float>::max()) {
+            return Error(absl::StrCat("attribute '", name, "': ", value, " is out of f32 range"));
+          }
+          attr.floats.push_back(value);
         } else {
           if (number.is_float) {
             return Error(

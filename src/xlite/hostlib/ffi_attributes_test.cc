@@ -111,6 +111,14 @@ TEST(FfiAttributes, Errors) {
   EXPECT_NE(ErrorOf("{a = #foo.bar}").find("unsupported value"), std::string::npos);
   EXPECT_NE(ErrorOf("{a = array<i32: 1.5>}").find("float in an i32 array"), std::string::npos);
   EXPECT_NE(ErrorOf("{a = array<i32: 1, 2}").find("to close the array"), std::string::npos);
+  // f32 array elements are range-checked as f32 scalars are; a hex element
+  // would be a bit pattern in MLIR, not a number.
+  EXPECT_NE(ErrorOf("{a = array<f32: 1.0, 1e39>}").find("1e+39 is out of f32 range"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("{a = array<f32: 0x3F800000>}")
+                .find("hex (bit pattern) elements of an f32 array are not supported"),
+            std::string::npos);
+  EXPECT_EQ(Parse("{a = array<f64: 1e39>}").Find("a")->floats, (std::vector<double>{1e39}));
   EXPECT_NE(ErrorOf("{a = 99999999999999999999}").find("does not fit 64 bits"), std::string::npos);
   EXPECT_NE(ErrorOf("{a = 1e999}").find("out of range"), std::string::npos);
   EXPECT_NE(ErrorOf("a = 1").find("to open the attribute dictionary"), std::string::npos);

@@ -48,6 +48,34 @@ absl::StatusOr<int> FormulaSize(int64_t size, absl::string_view what) {
   return Dim(std::max<int64_t>(1, size), what);
 }
 
+// LAPACK's workspace protocol: `call(work, lwork, info)` once with lwork = -1
+// asks for the size; returns a workspace of that size.
+template <typename T, typename Call>
+absl::StatusOr<std::vector<T>> QueryWorkspace(absl::string_view routine, Call call) {
+  T query{};
+  int info = 0, lwork = -1;
+  call(&query, &lwork, &info);
+  ASSIGN_OR_RETURN(lwork, QueriedSize(query, info, routine));
+  return std::vector<T>(lwork);
+}
+
+// Runs `call(i, work, lwork, info)` on each batch element i with one
+// workspace, sized by a query on element 0; `info` (unless null) gets each
+// element's result.
+template <typename T, typename Call>
+absl::Status RunBatched(absl::string_view routine, int64_t batch, int32_t* info, Call call) {
+  if (batch == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<T> work,
+                   QueryWorkspace<T>(routine, [&](T* w, int* lw, int* r) { call(0, w, lw, r); }));
+  int lwork = static_cast<int>(work.size());
+  for (int64_t i = 0; i < batch; ++i) {
+    int result = 0;
+    call(i, work.data(), &lwork, &result);
+    if (info != nullptr) info[i] = result;
+  }
+  return absl::OkStatus();
+}
+
 void ZeroInfo(int64_t batch, int32_t* info) {
   if (info != nullptr) std::fill(info, info + batch, 0);
 }
@@ -167,18 +195,12 @@ absl::Status Geqrf(int64_t batch, int64_t m, int64_t n, T* a, T* tau) {
   RETURN_IF_ERROR(CheckBatch(batch));
   ASSIGN_OR_RETURN(const int m32, Dim(m, "m"));
   ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
-  if (batch == 0 || m == 0 || n == 0) return absl::OkStatus();
+  if (m == 0 || n == 0) return absl::OkStatus();
   auto* fn = Pick<T>(fortran::sgeqrf_, fortran::dgeqrf_, fortran::cgeqrf_, fortran::zgeqrf_);
-  T query{};
-  int info = 0, lwork = -1;
-  fn(&m32, &n32, a, &m32, tau, &query, &lwork, &info);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, info, "geqrf"));
-  std::vector<T> work(lwork);
   const int64_t k = std::min(m, n);
-  for (int64_t i = 0; i < batch; ++i) {
-    fn(&m32, &n32, a + i * m * n, &m32, tau + i * k, work.data(), &lwork, &info);
-  }
-  return absl::OkStatus();
+  return RunBatched<T>("geqrf", batch, nullptr, [&](int64_t i, T* work, int* lwork, int* info) {
+    fn(&m32, &n32, a + i * m * n, &m32, tau + i * k, work, lwork, info);
+  });
 }
 
 template <typename T>
@@ -186,26 +208,19 @@ absl::Status Geqp3(int64_t batch, int64_t m, int64_t n, T* a, int32_t* jpvt, T* 
   RETURN_IF_ERROR(CheckBatch(batch));
   ASSIGN_OR_RETURN(const int m32, Dim(m, "m"));
   ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
-  if (batch == 0 || m == 0 || n == 0) return absl::OkStatus();
+  if (m == 0 || n == 0) return absl::OkStatus();
   auto* fn = Pick<T>(fortran::sgeqp3_, fortran::dgeqp3_, fortran::cgeqp3_, fortran::zgeqp3_);
   std::vector<RealOf<T>> rwork(kIsComplex<T> ? 2 * n : 0);
-  auto call = [&](T* matrix, int* pivots, T* taus, T* work, int* lwork, int* info) {
-    if constexpr (kIsComplex<T>) {
-      fn(&m32, &n32, matrix, &m32, pivots, taus, work, lwork, rwork.data(), info);
-    } else {
-      fn(&m32, &n32, matrix, &m32, pivots, taus, work, lwork, info);
-    }
-  };
-  T query{};
-  int info = 0, lwork = -1;
-  call(a, jpvt, tau, &query, &lwork, &info);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, info, "geqp3"));
-  std::vector<T> work(lwork);
   const int64_t k = std::min(m, n);
-  for (int64_t i = 0; i < batch; ++i) {
-    call(a + i * m * n, jpvt + i * n, tau + i * k, work.data(), &lwork, &info);
-  }
-  return absl::OkStatus();
+  return RunBatched<T>("geqp3", batch, nullptr, [&](int64_t i, T* work, int* lwork, int* info) {
+    T* matrix = a + i * m * n;
+    int* pivots = jpvt + i * n;
+    if constexpr (kIsComplex<T>) {
+      fn(&m32, &n32, matrix, &m32, pivots, tau + i * k, work, lwork, rwork.data(), info);
+    } else {
+      fn(&m32, &n32, matrix, &m32, pivots, tau + i * k, work, lwork, info);
+    }
+  });
 }
 
 template <typename T>
@@ -217,17 +232,11 @@ absl::Status Orgqr(int64_t batch, int64_t m, int64_t n, int64_t k, T* a, const T
   if (!(m >= n && n >= k)) {
     return InvalidArgument("orgqr needs rows >= columns >= reflectors, got ", m, ", ", n, ", ", k);
   }
-  if (batch == 0 || n == 0) return absl::OkStatus();
+  if (n == 0) return absl::OkStatus();
   auto* fn = Pick<T>(fortran::sorgqr_, fortran::dorgqr_, fortran::cungqr_, fortran::zungqr_);
-  T query{};
-  int info = 0, lwork = -1;
-  fn(&m32, &n32, &k32, a, &m32, tau, &query, &lwork, &info);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, info, "orgqr"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
-    fn(&m32, &n32, &k32, a + i * m * n, &m32, tau + i * k, work.data(), &lwork, &info);
-  }
-  return absl::OkStatus();
+  return RunBatched<T>("orgqr", batch, nullptr, [&](int64_t i, T* work, int* lwork, int* info) {
+    fn(&m32, &n32, &k32, a + i * m * n, &m32, tau + i * k, work, lwork, info);
+  });
 }
 
 template <typename T>
@@ -242,21 +251,15 @@ absl::Status Ormqr(bool left, bool transpose, int64_t batch, int64_t m, int64_t 
     return InvalidArgument("ormqr: Q of order ", order, " from ", k, " reflectors needs A with ",
                            order, " rows and at least ", k, " columns, got ", a_rows, "x", a_cols);
   }
-  if (batch == 0 || m == 0 || n == 0) return absl::OkStatus();
+  if (m == 0 || n == 0) return absl::OkStatus();
   auto* fn = Pick<T>(fortran::sormqr_, fortran::dormqr_, fortran::cunmqr_, fortran::zunmqr_);
   const char side = left ? 'L' : 'R';
   const char trans = transpose ? (kIsComplex<T> ? 'C' : 'T') : 'N';
   const int lda = static_cast<int>(order);
-  T query{};
-  int info = 0, lwork = -1;
-  fn(&side, &trans, &m32, &n32, &k32, a, &lda, tau, c, &m32, &query, &lwork, &info, kOne, kOne);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, info, "ormqr"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
+  return RunBatched<T>("ormqr", batch, nullptr, [&](int64_t i, T* work, int* lwork, int* info) {
     fn(&side, &trans, &m32, &n32, &k32, a + i * a_rows * a_cols, &lda, tau + i * k, c + i * m * n,
-       &m32, work.data(), &lwork, &info, kOne, kOne);
-  }
-  return absl::OkStatus();
+       &m32, work, lwork, info, kOne, kOne);
+  });
 }
 
 template <typename T>
@@ -276,19 +279,55 @@ absl::Status Potrf(UpLo uplo, int64_t batch, int64_t n, T* a, int32_t* info) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// What gesdd and gesvd share: the argument checks, LAPACK's dimensions and
+// the batch loop around one call.
+template <typename T>
+struct Svd {
+  SvdMode mode;
+  int64_t batch, m, n, k;
+  T* a;
+  RealOf<T>* s;
+  T* u;
+  int64_t u_rows, u_cols;
+  T* vt;
+  int64_t vt_rows, vt_cols;
+  int32_t* info;
+  int m32 = 0, n32 = 0, ldvt = 0;
+
+  // False when there is nothing to compute.
+  absl::StatusOr<bool> Check() {
+    RETURN_IF_ERROR(CheckBatch(batch));
+    RETURN_IF_ERROR(CheckSvdShapes<T>(mode, m, n, u_rows, u_cols, vt_rows, vt_cols));
+    ASSIGN_OR_RETURN(m32, Dim(m, "m"));
+    ASSIGN_OR_RETURN(n32, Dim(n, "n"));
+    ASSIGN_OR_RETURN(ldvt, Dim(std::max<int64_t>(1, vt_rows), "Vt rows"));
+    ZeroInfo(batch, info);
+    return batch != 0 && m != 0 && n != 0;
+  }
+
+  // `call(a, s, u, vt, work, lwork, info)` once per matrix; U's leading
+  // dimension is m.
+  template <typename Call>
+  absl::Status Run(absl::string_view routine, Call call) {
+    return RunBatched<T>(routine, batch, info, [&](int64_t i, T* work, int* lwork, int* result) {
+      call(a + i * m * n, s + i * k, u + i * u_rows * u_cols, vt + i * vt_rows * vt_cols, work,
+           lwork, result);
+    });
+  }
+};
+
+}  // namespace
+
 template <typename T>
 absl::Status Gesdd(SvdMode mode, int64_t batch, int64_t m, int64_t n, T* a, RealOf<T>* s, T* u,
                    int64_t u_rows, int64_t u_cols, T* vt, int64_t vt_rows, int64_t vt_cols,
                    int32_t* info) {
-  RETURN_IF_ERROR(CheckBatch(batch));
-  RETURN_IF_ERROR(CheckSvdShapes<T>(mode, m, n, u_rows, u_cols, vt_rows, vt_cols));
-  ASSIGN_OR_RETURN(const int m32, Dim(m, "m"));
-  ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
-  ZeroInfo(batch, info);
-  if (batch == 0 || m == 0 || n == 0) return absl::OkStatus();
   const int64_t k = std::min(m, n), big = std::max(m, n);
-  const int ldu = m32;
-  ASSIGN_OR_RETURN(const int ldvt, Dim(std::max<int64_t>(1, vt_rows), "Vt rows"));
+  Svd<T> svd{mode, batch, m, n, k, a, s, u, u_rows, u_cols, vt, vt_rows, vt_cols, info};
+  ASSIGN_OR_RETURN(const bool work_to_do, svd.Check());
+  if (!work_to_do) return absl::OkStatus();
   ASSIGN_OR_RETURN(const int iwork_size, FormulaSize(8 * k, "gesdd iwork"));
   int64_t rwork_size = 0;
   if constexpr (kIsComplex<T>) {
@@ -299,63 +338,37 @@ absl::Status Gesdd(SvdMode mode, int64_t batch, int64_t m, int64_t n, T* a, Real
   std::vector<RealOf<T>> rwork(std::max<int64_t>(1, rwork_size));
   const char job = static_cast<char>(mode);
   auto* fn = Pick<T>(fortran::sgesdd_, fortran::dgesdd_, fortran::cgesdd_, fortran::zgesdd_);
-  auto call = [&](T* x, RealOf<T>* sv, T* uu, T* vv, T* work, int* lwork, int* result) {
+  return svd.Run("gesdd", [&](T* x, RealOf<T>* sv, T* uu, T* vv, T* work, int* lwork, int* result) {
     if constexpr (kIsComplex<T>) {
-      fn(&job, &m32, &n32, x, &m32, sv, uu, &ldu, vv, &ldvt, work, lwork, rwork.data(),
-         iwork.data(), result, kOne);
+      fn(&job, &svd.m32, &svd.n32, x, &svd.m32, sv, uu, &svd.m32, vv, &svd.ldvt, work, lwork,
+         rwork.data(), iwork.data(), result, kOne);
     } else {
-      fn(&job, &m32, &n32, x, &m32, sv, uu, &ldu, vv, &ldvt, work, lwork, iwork.data(), result,
-         kOne);
+      fn(&job, &svd.m32, &svd.n32, x, &svd.m32, sv, uu, &svd.m32, vv, &svd.ldvt, work, lwork,
+         iwork.data(), result, kOne);
     }
-  };
-  T query{};
-  int result = 0, lwork = -1;
-  call(a, s, u, vt, &query, &lwork, &result);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, result, "gesdd"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
-    call(a + i * m * n, s + i * k, u + i * u_rows * u_cols, vt + i * vt_rows * vt_cols, work.data(),
-         &lwork, &result);
-    info[i] = result;
-  }
-  return absl::OkStatus();
+  });
 }
 
 template <typename T>
 absl::Status Gesvd(SvdMode mode, int64_t batch, int64_t m, int64_t n, T* a, RealOf<T>* s, T* u,
                    int64_t u_rows, int64_t u_cols, T* vt, int64_t vt_rows, int64_t vt_cols,
                    int32_t* info) {
-  RETURN_IF_ERROR(CheckBatch(batch));
-  RETURN_IF_ERROR(CheckSvdShapes<T>(mode, m, n, u_rows, u_cols, vt_rows, vt_cols));
-  ASSIGN_OR_RETURN(const int m32, Dim(m, "m"));
-  ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
-  ZeroInfo(batch, info);
-  if (batch == 0 || m == 0 || n == 0) return absl::OkStatus();
   const int64_t k = std::min(m, n);
-  const int ldu = m32;
-  ASSIGN_OR_RETURN(const int ldvt, Dim(std::max<int64_t>(1, vt_rows), "Vt rows"));
+  Svd<T> svd{mode, batch, m, n, k, a, s, u, u_rows, u_cols, vt, vt_rows, vt_cols, info};
+  ASSIGN_OR_RETURN(const bool work_to_do, svd.Check());
+  if (!work_to_do) return absl::OkStatus();
   std::vector<RealOf<T>> rwork(kIsComplex<T> ? 5 * k : 1);
   const char job = static_cast<char>(mode);
   auto* fn = Pick<T>(fortran::sgesvd_, fortran::dgesvd_, fortran::cgesvd_, fortran::zgesvd_);
-  auto call = [&](T* x, RealOf<T>* sv, T* uu, T* vv, T* work, int* lwork, int* result) {
+  return svd.Run("gesvd", [&](T* x, RealOf<T>* sv, T* uu, T* vv, T* work, int* lwork, int* result) {
     if constexpr (kIsComplex<T>) {
-      fn(&job, &job, &m32, &n32, x, &m32, sv, uu, &ldu, vv, &ldvt, work, lwork, rwork.data(),
-         result, kOne, kOne);
+      fn(&job, &job, &svd.m32, &svd.n32, x, &svd.m32, sv, uu, &svd.m32, vv, &svd.ldvt, work, lwork,
+         rwork.data(), result, kOne, kOne);
     } else {
-      fn(&job, &job, &m32, &n32, x, &m32, sv, uu, &ldu, vv, &ldvt, work, lwork, result, kOne, kOne);
+      fn(&job, &job, &svd.m32, &svd.n32, x, &svd.m32, sv, uu, &svd.m32, vv, &svd.ldvt, work, lwork,
+         result, kOne, kOne);
     }
-  };
-  T query{};
-  int result = 0, lwork = -1;
-  call(a, s, u, vt, &query, &lwork, &result);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, result, "gesvd"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
-    call(a + i * m * n, s + i * k, u + i * u_rows * u_cols, vt + i * vt_rows * vt_cols, work.data(),
-         &lwork, &result);
-    info[i] = result;
-  }
-  return absl::OkStatus();
+  });
 }
 
 template <typename T>
@@ -366,7 +379,7 @@ absl::Status Syevd(EigMode mode, UpLo uplo, int64_t batch, int64_t n, T* a, Real
   RETURN_IF_ERROR(CheckFlag(uplo, "LU", "uplo"));
   ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
   ZeroInfo(batch, info);
-  if (n == 0) return absl::OkStatus();
+  if (batch == 0 || n == 0) return absl::OkStatus();
   const bool vectors = mode == EigMode::kVectors;
   // jaxlib's fixed workspace sizes (LAPACK's documented minimums).
   ASSIGN_OR_RETURN(int iwork_size, FormulaSize(vectors ? 3 + 5 * n : 1, "syevd iwork"));
@@ -400,83 +413,97 @@ absl::Status Syevd(EigMode mode, UpLo uplo, int64_t batch, int64_t n, T* a, Real
   return absl::OkStatus();
 }
 
-template <typename T>
-absl::Status GeevReal(EigMode left, EigMode right, int64_t batch, int64_t n, const T* a, T* wr,
-                      T* wi, std::complex<T>* vl, std::complex<T>* vr, int32_t* info) {
-  static_assert(!kIsComplex<T>);
+namespace {
+
+// The checks real and complex geev share; LAPACK's n.
+absl::StatusOr<int> CheckGeev(EigMode left, EigMode right, int64_t batch, int64_t n,
+                              int32_t* info) {
   RETURN_IF_ERROR(CheckBatch(batch));
   RETURN_IF_ERROR(CheckFlag(left, "NV", "compute_left"));
   RETURN_IF_ERROR(CheckFlag(right, "NV", "compute_right"));
   ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
   ZeroInfo(batch, info);
+  return n32;
+}
+
+// geev's batch loop as jaxlib runs it: each matrix is copied (LAPACK
+// overwrites it); one with a NaN or an infinity gets info = -4 and no call.
+// `call(i, matrix, work, lwork, info)` runs LAPACK on element i's copy, and
+// `done(i)` follows each call that returned info = 0.
+template <typename T, typename Call, typename Done>
+absl::Status RunGeev(int64_t batch, int64_t n, const T* a, int32_t* info, Call call, Done done) {
   if (batch == 0 || n == 0) return absl::OkStatus();
-  const char jl = static_cast<char>(left), jr = static_cast<char>(right);
-  auto* fn = Pick<T>(fortran::sgeev_, fortran::dgeev_, nullptr, nullptr);
   const int64_t size = n * n;
-  std::vector<T> copy(size), left_packed(size), right_packed(size);
-  T query{};
-  int result = 0, lwork = -1;
-  fn(&jl, &jr, &n32, copy.data(), &n32, wr, wi, left_packed.data(), &n32, right_packed.data(), &n32,
-     &query, &lwork, &result, kOne, kOne);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, result, "geev"));
-  std::vector<T> work(lwork);
+  std::vector<T> copy(size);
+  ASSIGN_OR_RETURN(std::vector<T> work, QueryWorkspace<T>("geev", [&](T* w, int* lw, int* r) {
+                     call(0, copy.data(), w, lw, r);
+                   }));
+  int lwork = static_cast<int>(work.size());
   for (int64_t i = 0; i < batch; ++i) {
     std::copy_n(a + i * size, size, copy.data());
     if (!AllFinite(copy.data(), size)) {
       info[i] = -4;  // jaxlib's answer for NaN/infinite input; LAPACK is not called.
       continue;
     }
-    fn(&jl, &jr, &n32, copy.data(), &n32, wr + i * n, wi + i * n, left_packed.data(), &n32,
-       right_packed.data(), &n32, work.data(), &lwork, &result, kOne, kOne);
+    int result = 0;
+    call(i, copy.data(), work.data(), &lwork, &result);
     info[i] = result;
-    if (result != 0) continue;
-    if (left == EigMode::kVectors) {
-      UnpackEigenvectors(n32, wi + i * n, left_packed.data(), vl + i * size);
-    }
-    if (right == EigMode::kVectors) {
-      UnpackEigenvectors(n32, wi + i * n, right_packed.data(), vr + i * size);
-    }
+    if (result == 0) done(i);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+template <typename T>
+absl::Status GeevReal(EigMode left, EigMode right, int64_t batch, int64_t n, const T* a, T* wr,
+                      T* wi, std::complex<T>* vl, std::complex<T>* vr, int32_t* info) {
+  static_assert(!kIsComplex<T>);
+  ASSIGN_OR_RETURN(const int n32, CheckGeev(left, right, batch, n, info));
+  const char jl = static_cast<char>(left), jr = static_cast<char>(right);
+  auto* fn = Pick<T>(fortran::sgeev_, fortran::dgeev_, nullptr, nullptr);
+  const int64_t size = n * n;
+  std::vector<T> left_packed(size), right_packed(size);
+  return RunGeev<T>(
+      batch, n, a, info,
+      [&](int64_t i, T* matrix, T* work, int* lwork, int* result) {
+        fn(&jl, &jr, &n32, matrix, &n32, wr + i * n, wi + i * n, left_packed.data(), &n32,
+           right_packed.data(), &n32, work, lwork, result, kOne, kOne);
+      },
+      [&](int64_t i) {
+        if (left == EigMode::kVectors) {
+          UnpackEigenvectors(n32, wi + i * n, left_packed.data(), vl + i * size);
+        }
+        if (right == EigMode::kVectors) {
+          UnpackEigenvectors(n32, wi + i * n, right_packed.data(), vr + i * size);
+        }
+      });
 }
 
 template <typename T>
 absl::Status GeevComplex(EigMode left, EigMode right, int64_t batch, int64_t n, const T* a, T* w,
                          T* vl, T* vr, int32_t* info) {
   static_assert(kIsComplex<T>);
-  RETURN_IF_ERROR(CheckBatch(batch));
-  RETURN_IF_ERROR(CheckFlag(left, "NV", "compute_left"));
-  RETURN_IF_ERROR(CheckFlag(right, "NV", "compute_right"));
-  ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
-  ZeroInfo(batch, info);
-  if (batch == 0 || n == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const int n32, CheckGeev(left, right, batch, n, info));
   const char jl = static_cast<char>(left), jr = static_cast<char>(right);
   auto* fn = Pick<T>(nullptr, nullptr, fortran::cgeev_, fortran::zgeev_);
   const int64_t size = n * n;
-  std::vector<T> copy(size);
   std::vector<RealOf<T>> rwork(2 * n);
-  T query{};
-  int result = 0, lwork = -1;
-  fn(&jl, &jr, &n32, copy.data(), &n32, w, vl, &n32, vr, &n32, &query, &lwork, rwork.data(),
-     &result, kOne, kOne);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, result, "geev"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
-    std::copy_n(a + i * size, size, copy.data());
-    if (!AllFinite(copy.data(), size)) {
-      info[i] = -4;
-      continue;
-    }
-    fn(&jl, &jr, &n32, copy.data(), &n32, w + i * n, vl + i * size, &n32, vr + i * size, &n32,
-       work.data(), &lwork, rwork.data(), &result, kOne, kOne);
-    info[i] = result;
-  }
-  return absl::OkStatus();
+  return RunGeev<T>(
+      batch, n, a, info,
+      [&](int64_t i, T* matrix, T* work, int* lwork, int* result) {
+        fn(&jl, &jr, &n32, matrix, &n32, w + i * n, vl + i * size, &n32, vr + i * size, &n32, work,
+           lwork, rwork.data(), result, kOne, kOne);
+      },
+      [](int64_t) {});
 }
 
 namespace {
 
-absl::Status CheckSchurFlags(SchurMode mode, SchurSort sort) {
+// The checks real and complex gees share; LAPACK's n.
+absl::StatusOr<int> CheckGees(SchurMode mode, SchurSort sort, int64_t batch, int64_t n,
+                              int32_t* sdim, int32_t* info) {
+  RETURN_IF_ERROR(CheckBatch(batch));
   RETURN_IF_ERROR(CheckFlag(mode, "NV", "mode"));
   RETURN_IF_ERROR(CheckFlag(sort, "NS", "sort"));
   if (sort == SchurSort::kSort) {
@@ -484,7 +511,10 @@ absl::Status CheckSchurFlags(SchurMode mode, SchurSort sort) {
         "gees with sort = 'S' (ordering eigenvalues on the diagonal needs a select function; "
         "jaxlib does not implement it either)");
   }
-  return absl::OkStatus();
+  ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
+  ZeroInfo(batch, info);
+  ZeroInfo(batch, sdim);
+  return n32;
 }
 
 }  // namespace
@@ -493,55 +523,29 @@ template <typename T>
 absl::Status GeesReal(SchurMode mode, SchurSort sort, int64_t batch, int64_t n, T* a, T* vs, T* wr,
                       T* wi, int32_t* sdim, int32_t* info) {
   static_assert(!kIsComplex<T>);
-  RETURN_IF_ERROR(CheckBatch(batch));
-  RETURN_IF_ERROR(CheckSchurFlags(mode, sort));
-  ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
-  ZeroInfo(batch, info);
-  ZeroInfo(batch, sdim);
-  if (batch == 0 || n == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const int n32, CheckGees(mode, sort, batch, n, sdim, info));
+  if (n == 0) return absl::OkStatus();
   const char job = static_cast<char>(mode), order = static_cast<char>(sort);
   auto* fn = Pick<T>(fortran::sgees_, fortran::dgees_, nullptr, nullptr);
-  T query{};
-  int selected = 0, result = 0, lwork = -1;
-  fn(&job, &order, nullptr, &n32, a, &n32, &selected, wr, wi, vs, &n32, &query, &lwork, nullptr,
-     &result, kOne, kOne);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, result, "gees"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
-    fn(&job, &order, nullptr, &n32, a + i * n * n, &n32, &selected, wr + i * n, wi + i * n,
-       vs + i * n * n, &n32, work.data(), &lwork, nullptr, &result, kOne, kOne);
-    sdim[i] = selected;
-    info[i] = result;
-  }
-  return absl::OkStatus();
+  return RunBatched<T>("gees", batch, info, [&](int64_t i, T* work, int* lwork, int* result) {
+    fn(&job, &order, nullptr, &n32, a + i * n * n, &n32, sdim + i, wr + i * n, wi + i * n,
+       vs + i * n * n, &n32, work, lwork, nullptr, result, kOne, kOne);
+  });
 }
 
 template <typename T>
 absl::Status GeesComplex(SchurMode mode, SchurSort sort, int64_t batch, int64_t n, T* a, T* vs,
                          T* w, int32_t* sdim, int32_t* info) {
   static_assert(kIsComplex<T>);
-  RETURN_IF_ERROR(CheckBatch(batch));
-  RETURN_IF_ERROR(CheckSchurFlags(mode, sort));
-  ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
-  ZeroInfo(batch, info);
-  ZeroInfo(batch, sdim);
-  if (batch == 0 || n == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const int n32, CheckGees(mode, sort, batch, n, sdim, info));
+  if (n == 0) return absl::OkStatus();
   const char job = static_cast<char>(mode), order = static_cast<char>(sort);
   auto* fn = Pick<T>(nullptr, nullptr, fortran::cgees_, fortran::zgees_);
   std::vector<RealOf<T>> rwork(n);
-  T query{};
-  int selected = 0, result = 0, lwork = -1;
-  fn(&job, &order, nullptr, &n32, a, &n32, &selected, w, vs, &n32, &query, &lwork, rwork.data(),
-     nullptr, &result, kOne, kOne);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, result, "gees"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
-    fn(&job, &order, nullptr, &n32, a + i * n * n, &n32, &selected, w + i * n, vs + i * n * n, &n32,
-       work.data(), &lwork, rwork.data(), nullptr, &result, kOne, kOne);
-    sdim[i] = selected;
-    info[i] = result;
-  }
-  return absl::OkStatus();
+  return RunBatched<T>("gees", batch, info, [&](int64_t i, T* work, int* lwork, int* result) {
+    fn(&job, &order, nullptr, &n32, a + i * n * n, &n32, sdim + i, w + i * n, vs + i * n * n, &n32,
+       work, lwork, rwork.data(), nullptr, result, kOne, kOne);
+  });
 }
 
 template <typename T>
@@ -557,18 +561,11 @@ absl::Status Gehrd(int64_t batch, int64_t n, int32_t low, int32_t high, T* a, T*
         low, ", high = ", high, ", n = ", n);
   }
   ZeroInfo(batch, info);
-  if (batch == 0 || n == 0) return absl::OkStatus();
+  if (n == 0) return absl::OkStatus();
   auto* fn = Pick<T>(fortran::sgehrd_, fortran::dgehrd_, fortran::cgehrd_, fortran::zgehrd_);
-  T query{};
-  int result = 0, lwork = -1;
-  fn(&n32, &low, &high, a, &n32, tau, &query, &lwork, &result);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, result, "gehrd"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
-    fn(&n32, &low, &high, a + i * n * n, &n32, tau + i * (n - 1), work.data(), &lwork, &result);
-    info[i] = result;
-  }
-  return absl::OkStatus();
+  return RunBatched<T>("gehrd", batch, info, [&](int64_t i, T* work, int* lwork, int* result) {
+    fn(&n32, &low, &high, a + i * n * n, &n32, tau + i * (n - 1), work, lwork, result);
+  });
 }
 
 template <typename T>
@@ -578,20 +575,13 @@ absl::Status Sytrd(UpLo uplo, int64_t batch, int64_t n, T* a, RealOf<T>* d, Real
   RETURN_IF_ERROR(CheckFlag(uplo, "LU", "uplo"));
   ASSIGN_OR_RETURN(const int n32, Dim(n, "n"));
   ZeroInfo(batch, info);
-  if (batch == 0 || n == 0) return absl::OkStatus();
+  if (n == 0) return absl::OkStatus();
   const char u = static_cast<char>(uplo);
   auto* fn = Pick<T>(fortran::ssytrd_, fortran::dsytrd_, fortran::chetrd_, fortran::zhetrd_);
-  T query{};
-  int result = 0, lwork = -1;
-  fn(&u, &n32, a, &n32, d, e, tau, &query, &lwork, &result, kOne);
-  ASSIGN_OR_RETURN(lwork, QueriedSize(query, result, "sytrd"));
-  std::vector<T> work(lwork);
-  for (int64_t i = 0; i < batch; ++i) {
-    fn(&u, &n32, a + i * n * n, &n32, d + i * n, e + i * (n - 1), tau + i * (n - 1), work.data(),
-       &lwork, &result, kOne);
-    info[i] = result;
-  }
-  return absl::OkStatus();
+  return RunBatched<T>("sytrd", batch, info, [&](int64_t i, T* work, int* lwork, int* result) {
+    fn(&u, &n32, a + i * n * n, &n32, d + i * n, e + i * (n - 1), tau + i * (n - 1), work, lwork,
+       result, kOne);
+  });
 }
 
 template <typename T>

@@ -17,6 +17,7 @@ namespace {
 using lapack_test::Adjoint;
 using lapack_test::cd;
 using lapack_test::FromColumnMajor;
+using lapack_test::HessenbergForm;
 using lapack_test::Identity;
 using lapack_test::Matrix;
 using lapack_test::MaxDiff;
@@ -25,6 +26,7 @@ using lapack_test::Random;
 using lapack_test::RandomSpd;
 using lapack_test::ReflectorProduct;
 using lapack_test::ToColumnMajor;
+using lapack_test::UnpackHessenberg;
 
 template <typename T>
 class LapackTest : public ::testing::Test {
@@ -221,7 +223,9 @@ TYPED_TEST(LapackTest, SyevdEigenpairs) {
       const Matrix v = this->At(a, b, n, n);
       Matrix vw = v;
       for (int64_t j = 0; j < n; ++j) {
-        if (j > 0) EXPECT_LE(w[b * n + j - 1], w[b * n + j]);
+        if (j > 0) {
+          EXPECT_LE(w[b * n + j - 1], w[b * n + j]);
+        }
         EXPECT_NEAR(w[b * n + j], w_only[b * n + j], this->Tol() * 100);
         for (int64_t i = 0; i < n; ++i) vw(i, j) *= static_cast<double>(w[b * n + j]);
       }
@@ -379,22 +383,10 @@ TYPED_TEST(LapackTest, GehrdHessenbergForm) {
   ASSERT_TRUE(Gehrd<T>(2, n, 1, n, a.data(), tau.data(), info.data()).ok());
   for (int b = 0; b < 2; ++b) {
     EXPECT_EQ(info[b], 0);
-    const Matrix out = this->At(a, b, n, n);
-    Matrix h = out;
-    std::vector<std::vector<cd>> vs;
     std::vector<cd> taus;
-    for (int64_t j = 0; j + 1 < n; ++j) {
-      std::vector<cd> v(n);
-      v[j + 1] = 1;
-      for (int64_t i = j + 2; i < n; ++i) {
-        v[i] = out(i, j);
-        h(i, j) = 0;
-      }
-      vs.push_back(v);
-      taus.push_back(cd(tau[b * (n - 1) + j]));
-    }
-    const Matrix q = ReflectorProduct(vs, taus);
-    EXPECT_LT(MaxDiff(Mul(Mul(q, h), Adjoint(q)), inputs[b]), this->Tol() * 10);
+    for (int64_t j = 0; j + 1 < n; ++j) taus.push_back(cd(tau[b * (n - 1) + j]));
+    const HessenbergForm f = UnpackHessenberg(this->At(a, b, n, n), taus);
+    EXPECT_LT(MaxDiff(Mul(Mul(f.q, f.h), Adjoint(f.q)), inputs[b]), this->Tol() * 10);
   }
 }
 
@@ -539,6 +531,50 @@ TEST(LapackEmpty, ZeroSizedMatricesAreNoOps) {
   EXPECT_TRUE(Potrf<double>(UpLo::kLower, 2, 0, nullptr, info.data()).ok());
   EXPECT_EQ(info, (std::vector<int32_t>{0, 0}));
   EXPECT_TRUE(Syevd<double>(EigMode::kVectors, UpLo::kLower, 0, 3, nullptr, nullptr, nullptr).ok());
+}
+
+TEST(LapackEmpty, EmptyBatchesTouchNoMemoryButCheckArguments) {
+  // No matrices: no workspace query either (it would read the first one).
+  using cf = std::complex<float>;
+  float* f = nullptr;
+  cf* c = nullptr;
+  int32_t* i32 = nullptr;
+  EXPECT_TRUE(Geqrf<float>(0, 3, 2, f, f).ok());
+  EXPECT_TRUE(Geqp3<cf>(0, 3, 2, c, i32, c).ok());
+  EXPECT_TRUE(Orgqr<float>(0, 3, 2, 2, f, f).ok());
+  EXPECT_TRUE(Ormqr<cf>(true, true, 0, 3, 2, 2, c, 3, 2, c, c).ok());
+  EXPECT_TRUE(Gesdd<cf>(SvdMode::kFull, 0, 3, 2, c, f, c, 3, 3, c, 2, 2, i32).ok());
+  EXPECT_TRUE(Gesvd<float>(SvdMode::kMin, 0, 3, 2, f, f, f, 3, 2, f, 2, 2, i32).ok());
+  EXPECT_TRUE(GeevReal<float>(EigMode::kVectors, EigMode::kVectors, 0, 3, f, f, f, c, c, i32).ok());
+  EXPECT_TRUE(GeevComplex<cf>(EigMode::kNoVectors, EigMode::kVectors, 0, 3, c, c, c, c, i32).ok());
+  EXPECT_TRUE(
+      GeesReal<float>(SchurMode::kVectors, SchurSort::kNoSort, 0, 3, f, f, f, f, i32, i32).ok());
+  EXPECT_TRUE(
+      GeesComplex<cf>(SchurMode::kNoVectors, SchurSort::kNoSort, 0, 3, c, c, c, i32, i32).ok());
+  EXPECT_TRUE(Gehrd<float>(0, 3, 1, 3, f, f, i32).ok());
+  EXPECT_TRUE(Sytrd<cf>(UpLo::kUpper, 0, 3, c, f, f, c, i32).ok());
+  // Nor a workspace size: these would be beyond LAPACK's 32-bit integers.
+  const int64_t big = std::numeric_limits<int32_t>::max();
+  EXPECT_TRUE(Syevd<cf>(EigMode::kVectors, UpLo::kLower, 0, big, c, f, i32).ok());
+  EXPECT_TRUE(Gesdd<cf>(SvdMode::kMin, 0, big, big, c, f, c, big, big, c, big, big, i32).ok());
+  // The arguments are still checked.
+  EXPECT_EQ(Gesdd<float>(SvdMode::kOverwrite, 0, 3, 2, f, f, f, 3, 3, f, 2, 2, i32).code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(GeevReal<float>(static_cast<EigMode>('X'), EigMode::kVectors, 0, 3, f, f, f, c, c, i32)
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Gehrd<float>(0, 3, 2, 1, f, f, i32).code(), absl::StatusCode::kInvalidArgument);
+  // Zero-sized matrices in a batch: info and sdim are zeroed, nothing else.
+  std::vector<int32_t> info(2, 7), sdim(2, 7);
+  EXPECT_TRUE(GeesReal<float>(SchurMode::kVectors, SchurSort::kNoSort, 2, 0, f, f, f, f,
+                              sdim.data(), info.data())
+                  .ok());
+  EXPECT_EQ(info, (std::vector<int32_t>{0, 0}));
+  EXPECT_EQ(sdim, (std::vector<int32_t>{0, 0}));
+  info = {7, 7};
+  EXPECT_TRUE(
+      GeevComplex<cf>(EigMode::kVectors, EigMode::kVectors, 2, 0, c, c, c, c, info.data()).ok());
+  EXPECT_EQ(info, (std::vector<int32_t>{0, 0}));
 }
 
 }  // namespace

@@ -96,6 +96,29 @@ inline Matrix ReflectorProduct(const std::vector<std::vector<cd>>& vs, const std
   return q;
 }
 
+// gehrd's packed result split: H, the upper Hessenberg part, and Q, the
+// product of the reflectors stored below the subdiagonal (v_j = e_{j+1} +
+// packed(j+2:n, j)) with `taus`, so that A = Q·H·Qᴴ.
+struct HessenbergForm {
+  Matrix h, q;
+};
+inline HessenbergForm UnpackHessenberg(const Matrix& packed, const std::vector<cd>& taus) {
+  const int64_t n = packed.rows;
+  HessenbergForm out{packed, Matrix()};
+  std::vector<std::vector<cd>> vs;
+  for (int64_t j = 0; j + 1 < n; ++j) {
+    std::vector<cd> v(n);
+    v[j + 1] = 1;
+    for (int64_t i = j + 2; i < n; ++i) {
+      v[i] = packed(i, j);
+      out.h(i, j) = 0;
+    }
+    vs.push_back(v);
+  }
+  out.q = ReflectorProduct(vs, taus);
+  return out;
+}
+
 // Column-major storage of T (float, double, complex) <-> Matrix.
 template <typename T>
 Matrix FromColumnMajor(const T* data, int64_t rows, int64_t cols) {

@@ -1,6 +1,7 @@
 #include "xlite/ir/named_sharding.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <tuple>
 
@@ -49,11 +50,19 @@ absl::Status ValidateAxisRef(const MeshAxisRef& r, const ShardingMesh& mesh) {
     return Invalid(
         absl::StrCat("sub-axis ", name, " must be smaller than its axis (size ", axis_size, ")"));
   }
-  if (axis_size % (r.pre_size * r.size) != 0) {
+  // pre_size * size divides the axis; by division, as the product may overflow.
+  if (axis_size % r.size != 0 || (axis_size / r.size) % r.pre_size != 0) {
     return Invalid(absl::StrCat("sub-axis ", name, ": pre-size ", r.pre_size, " times size ",
                                 r.size, " must divide the axis size ", axis_size));
   }
   return absl::OkStatus();
+}
+
+// a * b, or false when the product does not fit int64 (both positive).
+bool MultiplyPositive(int64_t a, int64_t b, int64_t& product) {
+  if (a > std::numeric_limits<int64_t>::max() / b) return false;
+  product = a * b;
+  return true;
 }
 
 }  // namespace
@@ -103,7 +112,10 @@ absl::Status ValidateShardingMesh(const ShardingMesh& mesh) {
       return Invalid(
           absl::StrCat("maximal mesh device id ", *mesh.maximal_device, " must be non-negative"));
     }
-    if (!mesh.axis_names.empty()) return Invalid("a maximal mesh has no axes");
+    if (!mesh.axis_names.empty() || !mesh.axis_sizes.empty() || !mesh.device_ids.empty() ||
+        !mesh.device_ids_iota_reshape.empty()) {
+      return Invalid("a maximal mesh has no axes or device list");
+    }
     return absl::OkStatus();
   }
   if (mesh.axis_names.size() != mesh.axis_sizes.size()) {
@@ -124,7 +136,12 @@ absl::Status ValidateShardingMesh(const ShardingMesh& mesh) {
       return Invalid(absl::StrCat("mesh axis '", name, "' must have a positive size"));
     }
   }
-  const int64_t n = MeshDeviceCount(mesh);
+  int64_t n = 1;
+  for (int64_t size : mesh.axis_sizes) {
+    if (!MultiplyPositive(n, size, n)) {
+      return Invalid("mesh has more devices than a 64-bit count holds");
+    }
+  }
   if (!mesh.device_ids.empty()) {
     if (static_cast<int64_t>(mesh.device_ids.size()) != n) {
       return Invalid(
@@ -146,7 +163,9 @@ absl::Status ValidateShardingMesh(const ShardingMesh& mesh) {
     int64_t product = 1;
     for (int64_t d : mesh.device_ids_iota_reshape) {
       if (d <= 0) return Invalid("mesh device_ids iota dimensions must be positive");
-      product *= d;
+      if (!MultiplyPositive(product, d, product)) {
+        return Invalid("mesh device_ids iota covers more devices than a 64-bit count holds");
+      }
     }
     if (product != n) {
       return Invalid(

@@ -20,9 +20,10 @@ std::vector<int64_t> MeshDeviceIds(const ShardingMesh& mesh);
 // Size of an axis reference: the sub-axis size, or the whole axis.
 int64_t AxisRefSize(const MeshAxisRef& ref, const ShardingMesh& mesh);
 
-// XLA's Mesh rules: positive sizes, unique axis names that are not integers,
-// device ids a permutation of 0..n-1 that is not plain iota (iota is written
-// by leaving device_ids out), an iota form whose reshape covers the mesh.
+// XLA's Mesh rules: positive sizes (whose product fits int64), unique axis
+// names that are not integers, device ids a permutation of 0..n-1 that is not
+// plain iota (iota is written by leaving device_ids out), an iota form whose
+// reshape covers the mesh.
 absl::Status ValidateShardingMesh(const ShardingMesh& mesh);
 
 // XLA's VerifyNamedSharding rules: axis indices in range; sub-axes of size > 1

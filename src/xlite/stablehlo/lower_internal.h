@@ -20,7 +20,7 @@
 #include "xlite/stablehlo/hlo_emitter.h"
 #include "xlite/stablehlo/lower.h"
 #include "xlite/stablehlo/mlir.h"
-#include "xlite/stablehlo/sdy.h"
+#include "xlite/text/sdy_attributes.h"
 
 namespace xlite::stablehlo::lowering {
 

@@ -191,17 +191,16 @@ absl::Status Lowering::ApplyResultShardings(const Operation& function, Scope& s,
     if (!sharding.ok()) {
       return OpError(function, absl::StrCat("result ", i, ": ", sharding.status().message()));
     }
+    const sdy::ShardingPerValue per_value = PerValue(*sharding);
+    absl::StatusOr<HloSharding> h = ShardingOf(function, per_value, returned[i]->shape());
+    if (!h.ok()) {
+      return absl::Status(h.status().code(),
+                          absl::StrCat("result ", i, ": ", h.status().message()));
+    }
     auto call = New(s, HloOpcode::kCustomCall, {returned[i]}, returned[i]->shape());
     InstructionAttributes& a = call->attrs();
     a.custom_call_target = "xla.sdy.FuncResultSharding";
     a.custom_call_has_side_effect = true;
-    const sdy::ShardingPerValue per_value = PerValue(*sharding);
-    absl::StatusOr<HloSharding> h = ShardingOf(function, per_value, returned[i]->shape());
-    if (!h.ok()) {
-      call->DetachFromOperands();
-      return absl::Status(h.status().code(),
-                          absl::StrCat("result ", i, ": ", h.status().message()));
-    }
     a.sharding = *std::move(h);
     a.frontend_attributes["xla.sdy.sharding"] = sdy::Print(per_value);
     SetSource(*call, function.loc);
@@ -224,14 +223,10 @@ absl::StatusOr<Lowering::Results> Lowering::LowerSdy(const Operation& op, Scope&
     if (!shape.EqualIgnoringLayout(operands[0]->shape())) {
       return OpError(op, "the result type must be the operand's type");
     }
+    ASSIGN_OR_RETURN(HloSharding h, ShardingOf(op, PerValue(sharding), shape));
     auto instr = New(s, opcode, operands, shape);
     if (opcode == HloOpcode::kCustomCall) instr->attrs().custom_call_target = target;
-    absl::StatusOr<HloSharding> h = ShardingOf(op, PerValue(sharding), shape);
-    if (!h.ok()) {
-      instr->DetachFromOperands();
-      return h.status();
-    }
-    instr->attrs().sharding = *std::move(h);
+    instr->attrs().sharding = std::move(h);
     instr->attrs().frontend_attributes["xla.sdy.sharding"] = sdy::Print(PerValue(sharding));
     SetSource(*instr, op.loc);
     ASSIGN_OR_RETURN(HloInstruction * out, s.e.Add(std::move(instr), /*infer=*/false));
@@ -289,24 +284,21 @@ absl::StatusOr<Lowering::Results> Lowering::LowerSdy(const Operation& op, Scope&
                                                        {}, /*tuple_root=*/op.results.size() != 1);
     if (!body.ok()) return AtOp(op, body.status());
     ASSIGN_OR_RETURN(Shape shape, ResultShape(op));
-    auto call = New(s, HloOpcode::kCall, operands);
-    call->AppendCalledComputation(*body);
     ASSIGN_OR_RETURN(
         std::optional<sdy::ShardingPerValue> in,
         OptionalSdyAttr<sdy::ShardingPerValue>(op, "in_shardings", "#sdy.sharding_per_value"));
     ASSIGN_OR_RETURN(
         std::optional<sdy::ShardingPerValue> out,
         OptionalSdyAttr<sdy::ShardingPerValue>(op, "out_shardings", "#sdy.sharding_per_value"));
-    if (in) call->attrs().frontend_attributes["xla.sdy.in_shardings"] = sdy::Print(*in);
+    std::optional<HloSharding> sharding;
     if (out) {
-      call->attrs().frontend_attributes["xla.sdy.out_shardings"] = sdy::Print(*out);
-      absl::StatusOr<HloSharding> h = ShardingOf(op, *out, shape);
-      if (!h.ok()) {
-        call->DetachFromOperands();
-        return h.status();
-      }
-      call->attrs().sharding = *std::move(h);
+      ASSIGN_OR_RETURN(sharding, ShardingOf(op, *out, shape));
     }
+    auto call = New(s, HloOpcode::kCall, operands);
+    call->AppendCalledComputation(*body);
+    if (in) call->attrs().frontend_attributes["xla.sdy.in_shardings"] = sdy::Print(*in);
+    if (out) call->attrs().frontend_attributes["xla.sdy.out_shardings"] = sdy::Print(*out);
+    call->attrs().sharding = std::move(sharding);
     return FinishResults(op, s, std::move(call), shape);
   }
   return OpUnsupported(op, absl::StrCat("operation '", op.name, "'"));
@@ -380,18 +372,14 @@ absl::StatusOr<Lowering::Results> Lowering::LowerManualComputation(const Operati
       shapes.push_back(std::move(shape));
     }
     const Shape shape = shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
+    ASSIGN_OR_RETURN(HloSharding h, ShardingOf(op, in, shape, manual.axes));
     auto g2l = New(s, HloOpcode::kCustomCall, operands, shape);
     InstructionAttributes& a = g2l->attrs();
     a.custom_call_target = "xla.sdy.GlobalToLocalShape";
     a.custom_call_has_side_effect = true;
     a.frontend_attributes["xla.sdy.in_shardings"] = sdy::Print(in);
     a.frontend_attributes["xla.sdy.manual_axes"] = manual_text;
-    absl::StatusOr<HloSharding> h = ShardingOf(op, in, shape, manual.axes);
-    if (!h.ok()) {
-      g2l->DetachFromOperands();
-      return h.status();
-    }
-    a.sharding = *std::move(h);
+    a.sharding = std::move(h);
     SetSource(*g2l, op.loc);
     ASSIGN_OR_RETURN(HloInstruction * h2l, s.e.Add(std::move(g2l), /*infer=*/false));
     if (shapes.size() == 1) {
@@ -406,20 +394,17 @@ absl::StatusOr<Lowering::Results> Lowering::LowerManualComputation(const Operati
                   /*tuple_root=*/op.results.size() != 1);
   if (!fn.ok()) return AtOp(op, fn.status());
   const Shape local_shape = (*fn)->root_instruction()->shape();
+  std::optional<HloSharding> local_sharding;
+  if (!op.results.empty()) {
+    ASSIGN_OR_RETURN(local_sharding, ShardingOf(op, out, local_shape, manual.axes));
+  }
   auto call = New(s, HloOpcode::kCall, locals, local_shape);
   call->AppendCalledComputation(*fn);
   InstructionAttributes& ca = call->attrs();
   ca.frontend_attributes["xla.sdy.in_shardings"] = sdy::Print(in);
   ca.frontend_attributes["xla.sdy.manual_axes"] = manual_text;
   ca.frontend_attributes["xla.sdy.out_shardings"] = sdy::Print(out);
-  if (!op.results.empty()) {
-    absl::StatusOr<HloSharding> h = ShardingOf(op, out, local_shape, manual.axes);
-    if (!h.ok()) {
-      call->DetachFromOperands();
-      return h.status();
-    }
-    ca.sharding = *std::move(h);
-  }
+  ca.sharding = std::move(local_sharding);
   SetSource(*call, op.loc);
   ASSIGN_OR_RETURN(HloInstruction * called, s.e.Add(std::move(call), /*infer=*/false));
   if (op.results.empty()) return Results{};
@@ -429,18 +414,14 @@ absl::StatusOr<Lowering::Results> Lowering::LowerManualComputation(const Operati
   }
   // Local -> global.
   ASSIGN_OR_RETURN(Shape global, ResultShape(op));
+  ASSIGN_OR_RETURN(HloSharding global_sharding, ShardingOf(op, out, global));
   auto l2g = New(s, HloOpcode::kCustomCall, local_results, global);
   InstructionAttributes& la = l2g->attrs();
   la.custom_call_target = "xla.sdy.LocalToGlobalShape";
   la.custom_call_has_side_effect = true;
   la.frontend_attributes["xla.sdy.out_shardings"] = sdy::Print(out);
   la.frontend_attributes["xla.sdy.manual_axes"] = manual_text;
-  absl::StatusOr<HloSharding> h = ShardingOf(op, out, global);
-  if (!h.ok()) {
-    l2g->DetachFromOperands();
-    return h.status();
-  }
-  la.sharding = *std::move(h);
+  la.sharding = std::move(global_sharding);
   SetSource(*l2g, op.loc);
   ASSIGN_OR_RETURN(HloInstruction * globals, s.e.Add(std::move(l2g), /*infer=*/false));
   if (op.results.size() == 1) return Results{globals};

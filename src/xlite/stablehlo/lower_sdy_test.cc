@@ -286,6 +286,30 @@ module attributes {mhlo.num_partitions = 2 : i32} {
   absl::StatusOr<Literal> out = RunModule(**m, {Iota({2})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Values(*out), (std::vector<double>{0, 2}));
+
+  // Bad shardings are errors at the op, found before the call is made.
+  for (const char* shardings :
+       {R"(out_shardings=[<@mesh, [{"y"}]>])", R"({in_shardings = "not an sdy attribute"})"}) {
+    const bool generic = shardings[0] == '{';
+    absl::StatusOr<std::unique_ptr<HloModule>> bad =
+        Import(absl::StrCat(R"(
+module attributes {mhlo.num_partitions = 2 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = sdy.named_computation<"double">(%arg0) )",
+                            generic ? "" : shardings,
+                            R"( (%arg1: tensor<2xf32>) {
+      sdy.return %arg1 : tensor<2xf32>
+    } )",
+                            generic ? shardings : "",
+                            R"( : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+})"));
+    ASSERT_FALSE(bad.ok()) << shardings;
+    EXPECT_TRUE(absl::StrContains(bad.status().message(), "t.mlir:5:5: 'sdy.named_computation'"))
+        << bad.status();
+  }
 }
 
 TEST(LowerSdy, RoundTripFormRunsLikeTheSdyForm) {
@@ -363,6 +387,13 @@ module attributes {mhlo.num_partitions = )",
   EXPECT_TRUE(absl::StrContains(
       error("<[\"x\"=2, \"y\"=2]>", "<@mesh, [{\"y\", \"x\"}, {}]>", "{\"x\"}", "tensor<4x4xf32>"),
       "must be a whole axis before the free axes"));
+  // An axis repeated is refused before the shard count is taken (2^80 here,
+  // which once wrapped to 0 and divided by it).
+  EXPECT_TRUE(
+      absl::StrContains(error("<[\"x\"=1048576]>", "<@mesh, [{\"x\", \"x\", \"x\", \"x\"}, {}]>",
+                              "{\"x\"}", "tensor<8x4xf32>"),
+                        "axis 'x' overlaps 'x'; each part of a mesh axis may be used once "
+                        "in #sdy.sharding<@mesh, [{\"x\", \"x\", \"x\", \"x\"}, {}]>"));
 }
 
 TEST(LowerSdy, NestedManualComputationsMeetAcrossTheOuterDevices) {

@@ -16,9 +16,9 @@
 #include "xlite/stablehlo/element_types.h"
 #include "xlite/stablehlo/mlir_parser_impl.h"
 #include "xlite/stablehlo/printer.h"
-#include "xlite/stablehlo/sdy.h"
 #include "xlite/support/status.h"
 #include "xlite/text/cursor.h"
+#include "xlite/text/sdy_attributes.h"
 
 namespace xlite::mlir {
 namespace parser_internal {
@@ -529,7 +529,7 @@ absl::StatusOr<Attribute> Parser::ParseKeywordValue() {
     a.text = absl::StrCat("(", pre_size, ")", size);
     return a;
   }
-  if (IsIdentStart(ch)) {
+  if (IsMlirIdentifierStart(ch)) {
     size_t save = c_.pos();
     std::string id = Ident();
     if (id != "true" && id != "false" && id != "dense" && id != "array" && id != "tensor" &&
@@ -1034,7 +1034,7 @@ absl::Status Parser::ParseOperation(Block* block) {
     // stopping short of its end must name the op, not a confusing token.
     const char next = c_.Peek();
     if (s.ok() && next != '\0' && next != '%' && next != '"' && next != '}' && next != '^' &&
-        next != '#' && next != '!' && next != '{' && !IsIdentStart(next)) {
+        next != '#' && next != '!' && next != '{' && !IsMlirIdentifierStart(next)) {
       s = Error(absl::StrCat("unexpected '", std::string(1, next), "'"));
     }
     if (!s.ok() && !KnownCustomSyntax(op->name)) {
@@ -1342,7 +1342,7 @@ absl::Status Parser::ParseDefault(Operation& op, int declared_results) {
     if (ch == '%') {
       ASSIGN_OR_RETURN(Value * v, ParseValueRef());
       op.operands.push_back(v);
-    } else if (IsIdentStart(ch) && !constant_like) {
+    } else if (IsMlirIdentifierStart(ch) && !constant_like) {
       size_t save = c_.pos();
       std::string key = Ident();
       if (key == "dense" || key == "array") {

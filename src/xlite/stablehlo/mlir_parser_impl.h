@@ -21,6 +21,7 @@
 #include "xlite/stablehlo/mlir.h"
 #include "xlite/support/status.h"
 #include "xlite/text/cursor.h"
+#include "xlite/text/mlir_strings.h"
 
 namespace xlite::mlir::parser_internal {
 
@@ -31,11 +32,6 @@ constexpr int kMaxDepth = 200;
 // Dense attributes larger than this are refused (a typo'd shape must not
 // allocate terabytes).
 constexpr int64_t kMaxDenseElements = int64_t{1} << 28;
-
-inline bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-inline bool IsIdentChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
-}
 
 // One scalar of a dense<...> literal before its type is known.
 struct DenseItem {
@@ -72,9 +68,9 @@ class Parser {
     c_.SkipSpace();
     size_t b = c_.pos();
     absl::string_view t = c_.text();
-    if (b >= t.size() || !IsIdentStart(t[b])) return "";
+    if (b >= t.size() || !IsMlirIdentifierStart(t[b])) return "";
     size_t e = b;
-    while (e < t.size() && IsIdentChar(t[e])) ++e;
+    while (e < t.size() && IsMlirIdentifierChar(t[e])) ++e;
     c_.set_pos(e);
     return std::string(t.substr(b, e - b));
   }
@@ -90,37 +86,7 @@ class Parser {
     c_.set_pos(save);
     return false;
   }
-  // "..." with MLIR's escapes: \\ \" \n \t and \XX (two hex digits).
-  absl::StatusOr<std::string> ParseString() {
-    c_.SkipSpace();
-    if (c_.PeekRaw() != '"') return Error("expected a string");
-    absl::string_view t = c_.text();
-    size_t p = c_.pos() + 1;
-    std::string out;
-    while (p < t.size() && t[p] != '"') {
-      if (t[p] != '\\') {
-        out.push_back(t[p++]);
-        continue;
-      }
-      if (p + 1 >= t.size()) break;
-      const char e = t[p + 1];
-      if (e == 'n' || e == 't' || e == '"' || e == '\\') {
-        out.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
-        p += 2;
-      } else if (p + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(e)) &&
-                 std::isxdigit(static_cast<unsigned char>(t[p + 2]))) {
-        int v = 0;
-        absl::SimpleHexAtoi(t.substr(p + 1, 2), &v);
-        out.push_back(static_cast<char>(v));
-        p += 3;
-      } else {
-        return ErrorAt(p, "bad escape in string");
-      }
-    }
-    if (p >= t.size()) return ErrorAt(c_.pos(), "unterminated string");
-    c_.set_pos(p + 1);
-    return out;
-  }
+  absl::StatusOr<std::string> ParseString() { return ParseMlirString(c_); }
 
   // A name after a sigil (%, ^, #, !): [A-Za-z0-9_$.-]+ or a quoted string.
   absl::StatusOr<std::string> SuffixName(char sigil) {
@@ -131,7 +97,7 @@ class Parser {
     size_t b = c_.pos();
     absl::string_view t = c_.text();
     size_t e = b;
-    while (e < t.size() && (IsIdentChar(t[e]) || t[e] == '-')) ++e;
+    while (e < t.size() && (IsMlirIdentifierChar(t[e]) || t[e] == '-')) ++e;
     if (e == b) return Error("expected a name");
     c_.set_pos(e);
     return std::string(t.substr(b, e - b));

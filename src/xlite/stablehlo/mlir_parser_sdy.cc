@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "xlite/stablehlo/mlir_parser_impl.h"
-#include "xlite/stablehlo/sdy.h"
+#include "xlite/text/sdy_attributes.h"
 
 namespace xlite::mlir::parser_internal {
 namespace {
@@ -189,27 +189,21 @@ absl::Status Parser::ParseSdyOp(Operation& op, int declared_results) {
     return result_of_type();
   }
   if (kind == "all_gather" || kind == "all_slice" || kind == "reduce_scatter" ||
-      kind == "all_to_all" || kind == "all_reduce") {
+      kind == "all_to_all" || kind == "all_reduce" || kind == "collective_permute") {
+    // The collective's axes (collective_permute has none), then the operand.
     if (kind == "all_to_all") {
       ASSIGN_OR_RETURN(sdy::AllToAllParamList params, sdy::ParseAllToAllParamList(c_));
       set("params", params);
     } else if (kind == "all_reduce") {
       ASSIGN_OR_RETURN(sdy::AxisRefList axes, sdy::ParseAxisRefList(c_));
       set("reduction_axes", axes);
-    } else {
+    } else if (kind != "collective_permute") {
       ASSIGN_OR_RETURN(sdy::ListOfAxisRefLists axes, sdy::ParseListOfAxisRefLists(c_));
       set(kind == "all_gather"  ? "gathering_axes"
           : kind == "all_slice" ? "slicing_axes"
                                 : "reduce_scatter_axes",
           axes);
     }
-    RETURN_IF_ERROR(operand());
-    RETURN_IF_ERROR(keyword("out_sharding"));
-    RETURN_IF_ERROR(sharding("out_sharding"));
-    RETURN_IF_ERROR(attr_dict());
-    return result_of_type();
-  }
-  if (kind == "collective_permute") {
     RETURN_IF_ERROR(operand());
     RETURN_IF_ERROR(keyword("out_sharding"));
     RETURN_IF_ERROR(sharding("out_sharding"));

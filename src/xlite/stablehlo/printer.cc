@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "xlite/stablehlo/element_types.h"
+#include "xlite/text/mlir_strings.h"
 
 namespace xlite::mlir {
 namespace {
@@ -23,34 +24,9 @@ using Kind = Attribute::Kind;
 // Dense attributes with more elements than this print as "0x..." hex (MLIR's default).
 constexpr int64_t kHexElements = 100;
 
-bool IsBareId(absl::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
-  });
+std::string Key(absl::string_view key) {
+  return IsMlirBareIdentifier(key) ? std::string(key) : QuoteMlirString(key);
 }
-
-// MLIR string escaping: \\ \" \n \t, other control bytes as \XX; UTF-8 bytes kept.
-std::string Quote(absl::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '\\' || c == '"') {
-      absl::StrAppend(&out, "\\", std::string(1, ch));
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      absl::StrAppend(&out, absl::StrFormat("\\%02X", c));
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
-std::string Key(absl::string_view key) { return IsBareId(key) ? std::string(key) : Quote(key); }
 
 std::string SymbolRef(absl::string_view text) {
   std::vector<std::string> parts;
@@ -127,10 +103,7 @@ std::string Print(const Attribute& a, bool keyword);
 // canonical: none around brackets, ", " after commas, " = " around '=', one
 // space between words. Quoted strings are copied as they are.
 std::string NormalizeRaw(absl::string_view s) {
-  auto word = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$' ||
-           c == '?';
-  };
+  auto word = [](char c) { return IsMlirIdentifierChar(c) || c == '?'; };
   std::string out;
   bool space = false;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -244,7 +217,7 @@ std::string Print(const Attribute& a, bool keyword) {
       return keyword ? v : absl::StrCat(v, " : ", PrintType(a.type));
     }
     case Kind::kString:
-      return Quote(a.text);
+      return QuoteMlirString(a.text);
     case Kind::kSymbol:
       return SymbolRef(a.text);
     case Kind::kType:
@@ -366,7 +339,7 @@ class Printer {
       operand_types.push_back(v->type);
     }
     for (const auto& r : op.results) result_types.push_back(r->type);
-    absl::StrAppend(&out_, Quote(op.name), "(", absl::StrJoin(operands, ", "), ")");
+    absl::StrAppend(&out_, QuoteMlirString(op.name), "(", absl::StrJoin(operands, ", "), ")");
     if (!op.regions.empty()) {
       out_ += " (";
       for (size_t i = 0; i < op.regions.size(); ++i) {

@@ -110,6 +110,11 @@ TEST(NamedSharding, InvalidShardingsNamePlaceAndRule) {
   EXPECT_EQ(Reprinted("{mesh['a'=8], [{'a':(4)4}]}"),
             at + "invalid named sharding: sub-axis 'a':(4)4: pre-size 4 times size 4 must "
                  "divide the axis size 8");
+  EXPECT_EQ(Reprinted("{mesh['a'=8], [{'a':(4611686018427387904)4}]}"),  // product wraps to 0
+            at + "invalid named sharding: sub-axis 'a':(4611686018427387904)4: pre-size "
+                 "4611686018427387904 times size 4 must divide the axis size 8");
+  EXPECT_EQ(Reprinted("{mesh['a'=16777216,'b'=16777216,'c'=16777216], replicated}"),
+            at + "invalid mesh: mesh has more devices than a 64-bit count holds");
   EXPECT_EQ(Reprinted("{mesh['a'=8], [{'a':(1)1}]}"),
             at + "invalid named sharding: sub-axis 'a':(1)1 must have a size above 1");
   EXPECT_EQ(Reprinted("{mesh['a'=2,'b'=2], [{'a'}, {'a'}]}"),

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "xlite/stablehlo/sdy.h"
 #include "xlite/support/status.h"
+#include "xlite/text/sdy_attributes.h"
 #include "xlite/vhlo/bytecode_attributes.h"
 
 namespace xlite::vhlo::bytecode {

@@ -1,4 +1,4 @@
-#include "xlite/stablehlo/sdy.h"
+#include "xlite/text/sdy_attributes.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,11 +7,11 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "xlite/ir/named_sharding.h"
 #include "xlite/support/status.h"
+#include "xlite/text/mlir_strings.h"
 
 namespace xlite::sdy {
 namespace {
@@ -21,42 +21,14 @@ constexpr int64_t kStartAtZ = 17;
 // A sharding list or rule longer than this is not a real program.
 constexpr size_t kMaxItems = 1 << 16;
 
-bool IsBareId(absl::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
-  });
-}
-
-// MLIR's string spelling: \\ \" \n \t, other control bytes as \XX.
-std::string Quote(absl::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += ch;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      absl::StrAppend(&out, absl::StrFormat("\\%02X", c));
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 std::string Symbol(absl::string_view name) {
-  return absl::StrCat("@", IsBareId(name) ? std::string(name) : Quote(name));
+  return absl::StrCat("@", IsMlirBareIdentifier(name) ? std::string(name) : QuoteMlirString(name));
 }
 
 // ---------------------------------------------------------------- printing
 
 std::string PrintAxisRef(const AxisRef& a) {
-  std::string out = Quote(a.name);
+  std::string out = QuoteMlirString(a.name);
   if (a.sub_axis) absl::StrAppend(&out, ":(", a.sub_axis->pre_size, ")", a.sub_axis->size);
   return out;
 }
@@ -78,7 +50,8 @@ std::string PrintDim(const DimSharding& d) {
 
 std::string StrippedMesh(const Mesh& m) {
   std::vector<std::string> axes;
-  for (const MeshAxis& a : m.axes) axes.push_back(absl::StrCat(Quote(a.name), "=", a.size));
+  for (const MeshAxis& a : m.axes)
+    axes.push_back(absl::StrCat(QuoteMlirString(a.name), "=", a.size));
   std::string out = absl::StrCat("<[", absl::StrJoin(axes, ", "), "]");
   if (!m.device_ids.empty()) {
     absl::StrAppend(&out, ", device_ids=[", absl::StrJoin(m.device_ids, ", "), "]");
@@ -161,7 +134,7 @@ std::string PrintParam(const AllToAllParam& p) {
 struct Printer {
   std::string operator()(const Mesh& m) const { return absl::StrCat("#sdy.mesh", StrippedMesh(m)); }
   std::string operator()(const MeshAxis& a) const {
-    return absl::StrCat("#sdy<mesh_axis", Quote(a.name), "=", a.size, ">");
+    return absl::StrCat("#sdy<mesh_axis", QuoteMlirString(a.name), "=", a.size, ">");
   }
   std::string operator()(const SubAxisInfo& s) const {
     return absl::StrCat("#sdy<sub_axis_info(", s.pre_size, ")", s.size, ">");
@@ -180,7 +153,7 @@ struct Printer {
   }
   std::string operator()(const ManualAxes& m) const {
     std::vector<std::string> names;
-    for (const std::string& n : m.axes) names.push_back(Quote(n));
+    for (const std::string& n : m.axes) names.push_back(QuoteMlirString(n));
     return absl::StrCat("#sdy<manual_axes{", absl::StrJoin(names, ", "), "}>");
   }
   std::string operator()(const AxisRefList& l) const {
@@ -214,37 +187,7 @@ class Reader {
  public:
   explicit Reader(Cursor& c) : c_(c) {}
 
-  // "..." with MLIR's escapes: \\ \" \n \t \XX.
-  absl::StatusOr<std::string> String() {
-    c_.SkipSpace();
-    if (c_.PeekRaw() != '"') return c_.Error("expected a quoted axis name");
-    absl::string_view t = c_.text();
-    size_t p = c_.pos() + 1;
-    std::string out;
-    while (p < t.size() && t[p] != '"') {
-      if (t[p] != '\\') {
-        out += t[p++];
-        continue;
-      }
-      if (p + 1 >= t.size()) break;
-      const char e = t[p + 1];
-      if (e == '\\' || e == '"' || e == 'n' || e == 't') {
-        out += e == 'n' ? '\n' : e == 't' ? '\t' : e;
-        p += 2;
-      } else if (p + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(e)) &&
-                 std::isxdigit(static_cast<unsigned char>(t[p + 2]))) {
-        int v = 0;
-        absl::SimpleHexAtoi(t.substr(p + 1, 2), &v);
-        out += static_cast<char>(v);
-        p += 3;
-      } else {
-        return c_.ErrorAt(p, "bad escape in string");
-      }
-    }
-    if (p >= t.size()) return c_.Error("unterminated string");
-    c_.set_pos(p + 1);
-    return out;
-  }
+  absl::StatusOr<std::string> String() { return ParseMlirString(c_, "a quoted axis name"); }
 
   // [A-Za-z_][A-Za-z0-9_$.]* or a quoted string after '@'.
   absl::StatusOr<std::string> SymbolName() {
@@ -252,10 +195,7 @@ class Reader {
     if (c_.PeekRaw() == '"') return String();
     absl::string_view t = c_.text();
     size_t b = c_.pos(), e = b;
-    while (e < t.size() && (std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_' ||
-                            t[e] == '$' || t[e] == '.' || t[e] == '-')) {
-      ++e;
-    }
+    while (e < t.size() && (IsMlirIdentifierChar(t[e]) || t[e] == '-')) ++e;
     if (e == b) return c_.Error("expected a mesh name after '@'");
     c_.set_pos(e);
     return std::string(t.substr(b, e - b));
@@ -367,6 +307,9 @@ class Reader {
     return m;
   }
 
+  // Shardy's mesh rules, checked where the mesh is read. They are not XLA's
+  // (ValidateShardingMesh): Shardy allows iota device ids and any axis name;
+  // ToHloSharding applies XLA's rules when a sharding becomes an HLO one.
   absl::Status CheckMesh(const Mesh& m) {
     std::set<std::string> names;
     int64_t total = 1;
@@ -812,7 +755,8 @@ absl::StatusOr<MeshTable> ParseMeshTable(absl::string_view text) {
 std::string PrintMeshTable(const MeshTable& meshes) {
   std::vector<std::string> parts;
   for (const auto& [name, mesh] : meshes) {
-    parts.push_back(absl::StrCat(IsBareId(name) ? name : Quote(name), " = ", Print(mesh)));
+    parts.push_back(absl::StrCat(IsMlirBareIdentifier(name) ? name : QuoteMlirString(name), " = ",
+                                 Print(mesh)));
   }
   return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
 }
@@ -824,80 +768,6 @@ absl::StatusOr<Mesh> MeshOf(const TensorSharding& sharding, const MeshTable& mes
     return absl::NotFoundError(absl::StrCat("no mesh @", sharding.mesh_name));
   }
   return it->second;
-}
-
-namespace {
-
-// The axis a reference names and the part of it: (axis index, pre-size, size).
-struct ResolvedAxis {
-  int64_t axis = 0;
-  int64_t pre_size = 1;
-  int64_t size = 1;
-  bool whole = true;
-};
-
-absl::StatusOr<ResolvedAxis> Resolve(const AxisRef& ref, const Mesh& mesh) {
-  std::optional<int64_t> index = mesh.AxisIndex(ref.name);
-  if (!index)
-    return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis \"", ref.name, "\""));
-  const int64_t full = mesh.axes[*index].size;
-  ResolvedAxis r{*index, 1, full, true};
-  if (ref.sub_axis) {
-    const SubAxisInfo& s = *ref.sub_axis;
-    if (s.pre_size < 1 || s.size <= 1 || full % s.pre_size != 0 ||
-        (full / s.pre_size) % s.size != 0 || s.size == full) {
-      return absl::InvalidArgumentError(absl::StrCat("sub-axis \"", ref.name, "\":(", s.pre_size,
-                                                     ")", s.size, " does not fit axis size ",
-                                                     full));
-    }
-    r = {*index, s.pre_size, s.size, false};
-  }
-  return r;
-}
-
-bool Overlap(const ResolvedAxis& a, const ResolvedAxis& b) {
-  if (a.axis != b.axis) return false;
-  return a.pre_size < b.pre_size * b.size && b.pre_size < a.pre_size * a.size;
-}
-
-MeshAxisRef ToMeshAxisRef(const ResolvedAxis& r) {
-  MeshAxisRef m;
-  m.axis = r.axis;
-  if (!r.whole) {
-    m.pre_size = r.pre_size;
-    m.size = r.size;
-  }
-  return m;
-}
-
-}  // namespace
-
-absl::Status Verify(const TensorSharding& sharding, const MeshTable& meshes,
-                    const std::vector<int64_t>* dims) {
-  ASSIGN_OR_RETURN(Mesh mesh, MeshOf(sharding, meshes));
-  std::vector<ResolvedAxis> used;
-  auto use = [&](const AxisRef& ref) -> absl::StatusOr<ResolvedAxis> {
-    ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(ref, mesh));
-    for (const ResolvedAxis& u : used) {
-      if (Overlap(u, r)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("mesh axis \"", ref.name, "\" is used twice in ", Print(sharding)));
-      }
-    }
-    used.push_back(r);
-    return r;
-  };
-  if (dims != nullptr && dims->size() != sharding.dims.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(Print(sharding), " has ", sharding.dims.size(),
-                                                   " dimension shardings for a rank-", dims->size(),
-                                                   " tensor"));
-  }
-  for (const DimSharding& d : sharding.dims) {
-    for (const AxisRef& a : d.axes) RETURN_IF_ERROR(use(a).status());
-  }
-  for (const AxisRef& a : sharding.replicated) RETURN_IF_ERROR(use(a).status());
-  for (const AxisRef& a : sharding.unreduced) RETURN_IF_ERROR(use(a).status());
-  return absl::OkStatus();
 }
 
 ShardingMesh ToShardingMesh(const Mesh& mesh) {
@@ -918,39 +788,58 @@ ShardingMesh ToShardingMesh(const Mesh& mesh) {
   return m;
 }
 
-absl::StatusOr<HloSharding> ToHloSharding(const TensorSharding& sharding, const MeshTable& meshes,
-                                          const std::vector<std::string>& manual_axes) {
-  RETURN_IF_ERROR(Verify(sharding, meshes));
-  ASSIGN_OR_RETURN(Mesh mesh, MeshOf(sharding, meshes));
+namespace {
+
+absl::StatusOr<MeshAxisRef> ToMeshAxisRef(const AxisRef& ref, const Mesh& mesh) {
+  std::optional<int64_t> index = mesh.AxisIndex(ref.name);
+  if (!index) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis \"", ref.name, "\""));
+  }
+  MeshAxisRef m;
+  m.axis = *index;
+  if (ref.sub_axis) {
+    m.pre_size = ref.sub_axis->pre_size;
+    m.size = ref.sub_axis->size;
+  }
+  return m;
+}
+
+// The sharding as XLA's NamedSharding, unchecked: axis names become indices
+// (unknown ones are errors), dimensions are dropped when none is sharded, as
+// XLA keeps them, and the whole `manual_axes` move out of the dimensions and
+// replicated axes into NamedSharding::manual_axes.
+absl::StatusOr<NamedSharding> ToNamed(const TensorSharding& sharding, const Mesh& mesh,
+                                      const std::vector<std::string>& manual_axes) {
   NamedSharding named;
   named.mesh = ToShardingMesh(mesh);
   auto is_manual = [&](const AxisRef& a) {
     return !a.sub_axis &&
            std::find(manual_axes.begin(), manual_axes.end(), a.name) != manual_axes.end();
   };
+  auto convert = [&](const std::vector<AxisRef>& axes, bool keep_manual,
+                     std::vector<MeshAxisRef>& out) -> absl::Status {
+    for (const AxisRef& a : axes) {
+      if (!keep_manual && is_manual(a)) continue;
+      ASSIGN_OR_RETURN(MeshAxisRef m, ToMeshAxisRef(a, mesh));
+      out.push_back(m);
+    }
+    return absl::OkStatus();
+  };
   bool any_axes = false;
   for (const DimSharding& d : sharding.dims) {
     NamedSharding::Dim dim;
     dim.is_closed = d.is_closed;
-    for (const AxisRef& a : d.axes) {
-      if (is_manual(a)) continue;
-      ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(a, mesh));
-      dim.axes.push_back(ToMeshAxisRef(r));
-    }
+    RETURN_IF_ERROR(convert(d.axes, /*keep_manual=*/false, dim.axes));
     any_axes = any_axes || !dim.axes.empty();
     named.dims.push_back(std::move(dim));
   }
-  // XLA keeps no dimension list when no dimension is sharded.
   if (!any_axes) named.dims.clear();
-  for (const AxisRef& a : sharding.replicated) {
-    if (is_manual(a)) continue;
-    ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(a, mesh));
-    named.replicated_axes.push_back(ToMeshAxisRef(r));
-  }
-  for (const AxisRef& a : sharding.unreduced) {
-    ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(a, mesh));
-    named.unreduced_axes.push_back(ToMeshAxisRef(r));
-  }
+  RETURN_IF_ERROR(convert(sharding.replicated, /*keep_manual=*/false, named.replicated_axes));
+  RETURN_IF_ERROR(convert(sharding.unreduced, /*keep_manual=*/true, named.unreduced_axes));
+  named.unreduced_reduction =
+      sharding.unreduced_op == ReductionOp::kMax   ? NamedSharding::Reduction::kMax
+      : sharding.unreduced_op == ReductionOp::kMin ? NamedSharding::Reduction::kMin
+                                                   : NamedSharding::Reduction::kSum;
   for (const std::string& name : manual_axes) {
     std::optional<int64_t> index = mesh.AxisIndex(name);
     if (!index) {
@@ -960,6 +849,51 @@ absl::StatusOr<HloSharding> ToHloSharding(const TensorSharding& sharding, const 
     m.axis = *index;
     named.manual_axes.push_back(m);
   }
+  return named;
+}
+
+// XLA's NamedSharding rules (the same as Shardy's for a tensor sharding: axes
+// exist, sub-axes fit, no part of an axis used twice, sorted replicated and
+// unreduced axes, no mergeable neighbours), the error naming the sharding.
+absl::Status CheckNamed(const NamedSharding& named, const TensorSharding& sharding) {
+  absl::Status st = ValidateNamedSharding(named);
+  if (st.ok()) return st;
+  return absl::Status(st.code(), absl::StrCat(st.message(), " in ", Print(sharding)));
+}
+
+// Verify's checks, for a sharding already bound to `mesh`.
+absl::Status CheckOnMesh(const TensorSharding& sharding, const Mesh& mesh) {
+  absl::StatusOr<NamedSharding> named = ToNamed(sharding, mesh, {});
+  if (!named.ok()) {
+    return absl::Status(named.status().code(),
+                        absl::StrCat(named.status().message(), " in ", Print(sharding)));
+  }
+  return CheckNamed(*named, sharding);
+}
+
+absl::Status CheckRank(const TensorSharding& sharding, size_t rank) {
+  if (sharding.dims.size() == rank) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(Print(sharding), " has ", sharding.dims.size(),
+                                                 " dimension shardings for a rank-", rank,
+                                                 " tensor"));
+}
+
+}  // namespace
+
+absl::Status Verify(const TensorSharding& sharding, const MeshTable& meshes,
+                    const std::vector<int64_t>* dims) {
+  ASSIGN_OR_RETURN(Mesh mesh, MeshOf(sharding, meshes));
+  if (dims != nullptr) RETURN_IF_ERROR(CheckRank(sharding, dims->size()));
+  return CheckOnMesh(sharding, mesh);
+}
+
+absl::StatusOr<HloSharding> ToHloSharding(const TensorSharding& sharding, const MeshTable& meshes,
+                                          const std::vector<std::string>& manual_axes) {
+  RETURN_IF_ERROR(Verify(sharding, meshes));
+  ASSIGN_OR_RETURN(Mesh mesh, MeshOf(sharding, meshes));
+  ASSIGN_OR_RETURN(NamedSharding named, ToNamed(sharding, mesh, manual_axes));
+  // With manual axes: sorted as the mesh orders them, none also unreduced.
+  RETURN_IF_ERROR(CheckNamed(named, sharding));
   HloSharding out;
   out.kind = HloSharding::Kind::kNamed;
   out.named = std::move(named);
@@ -970,11 +904,10 @@ absl::StatusOr<std::vector<int64_t>> LocalDimensions(const TensorSharding& shard
                                                      const Mesh& mesh,
                                                      const std::vector<std::string>& manual_axes,
                                                      const std::vector<int64_t>& global_dims) {
-  if (global_dims.size() != sharding.dims.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(Print(sharding), " has ", sharding.dims.size(),
-                                                   " dimension shardings for a rank-",
-                                                   global_dims.size(), " tensor"));
-  }
+  RETURN_IF_ERROR(CheckRank(sharding, global_dims.size()));
+  // A valid sharding uses each part of an axis once, so the shard counts
+  // below stay within the mesh's device count.
+  RETURN_IF_ERROR(CheckOnMesh(sharding, mesh));
   std::vector<int64_t> local = global_dims;
   for (size_t d = 0; d < global_dims.size(); ++d) {
     int64_t count = 1;
@@ -991,8 +924,8 @@ absl::StatusOr<std::vector<int64_t>> LocalDimensions(const TensorSharding& shard
             "manual axis \"", a.name, "\" must be a whole axis before the free axes of dimension ",
             d, " in ", Print(sharding)));
       }
-      ASSIGN_OR_RETURN(ResolvedAxis r, Resolve(a, mesh));
-      count *= r.size;
+      ASSIGN_OR_RETURN(MeshAxisRef r, ToMeshAxisRef(a, mesh));
+      count *= mesh.axes[r.axis].size;
     }
     if (global_dims[d] % count != 0) {
       return absl::InvalidArgumentError(absl::StrCat("dimension ", d, " of size ", global_dims[d],

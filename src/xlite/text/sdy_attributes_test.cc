@@ -1,4 +1,4 @@
-#include "xlite/stablehlo/sdy.h"
+#include "xlite/text/sdy_attributes.h"
 
 #include <string>
 #include <vector>
@@ -221,12 +221,23 @@ TEST(SdyToHloShardingTest, InvalidShardingsAreErrors) {
   };
   EXPECT_TRUE(absl::StrContains(error("#sdy.sharding<@nope, [{}]>"), "no mesh @nope"));
   EXPECT_TRUE(absl::StrContains(error("#sdy.sharding<@mesh, [{\"x\"}]>"), "unknown mesh axis"));
-  EXPECT_TRUE(
-      absl::StrContains(error("#sdy.sharding<@mesh, [{\"data\"}, {\"data\"}]>"), "used twice"));
+  // XLA's NamedSharding rules (ValidateNamedSharding), naming the sharding.
+  EXPECT_EQ(error("#sdy.sharding<@mesh, [{\"data\"}, {\"data\"}]>"),
+            "axis 'data' overlaps 'data'; each part of a mesh axis may be used once in "
+            "#sdy.sharding<@mesh, [{\"data\"}, {\"data\"}]>");
   EXPECT_TRUE(absl::StrContains(error("#sdy.sharding<@mesh, [{\"model\":(1)2}, {\"model\":(1)2}]>"),
-                                "used twice"));
+                                "overlaps"));
   EXPECT_TRUE(absl::StrContains(error("#sdy.sharding<@mesh, [{\"model\":(3)2}]>"),
-                                "does not fit axis size 4"));
+                                "must divide the axis size 4"));
+  EXPECT_TRUE(absl::StrContains(error("#sdy.sharding<@mesh, [{\"model\":(1)4}]>"),
+                                "must be smaller than its axis"));
+  EXPECT_TRUE(absl::StrContains(error("#sdy.sharding<@mesh, [{\"model\":(1)2, \"model\":(2)2}]>"),
+                                "merge into one sub-axis"));
+  EXPECT_TRUE(
+      absl::StrContains(error("#sdy.sharding<@mesh, [{}], replicated={\"model\", \"data\"}>"),
+                        "replicated axes must be sorted"));
+  EXPECT_TRUE(absl::StrContains(error("#sdy.sharding<@mesh, [{\"data\"}], unreduced={\"data\"}>"),
+                                "overlaps"));
   std::vector<int64_t> dims = {8};
   absl::StatusOr<TensorSharding> s =
       ParseAttrTextAs<TensorSharding>("#sdy.sharding<@mesh, [{}, {}]>", "sharding");
@@ -236,16 +247,64 @@ TEST(SdyToHloShardingTest, InvalidShardingsAreErrors) {
 TEST(SdyLocalDimensionsTest, SplitsOverManualAxesOnly) {
   const Mesh mesh = Meshes().at("mesh");
   absl::StatusOr<TensorSharding> s = ParseAttrTextAs<TensorSharding>(
-      "#sdy.sharding<@mesh, [{\"data\", \"model\"}, {\"model\"}]>", "sharding");
+      "#sdy.sharding<@mesh, [{\"data\"}, {\"model\"}]>", "sharding");
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(*LocalDimensions(*s, mesh, {"data"}, {16, 8}), (std::vector<int64_t>{8, 8}));
-  EXPECT_EQ(*LocalDimensions(*s, mesh, {"data", "model"}, {16, 8}), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(*LocalDimensions(*s, mesh, {"data", "model"}, {16, 8}), (std::vector<int64_t>{8, 2}));
+  absl::StatusOr<TensorSharding> both = ParseAttrTextAs<TensorSharding>(
+      "#sdy.sharding<@mesh, [{\"data\", \"model\"}, {}]>", "sharding");
+  EXPECT_EQ(*LocalDimensions(*both, mesh, {"data", "model"}, {16, 8}),
+            (std::vector<int64_t>{2, 8}));
   EXPECT_FALSE(LocalDimensions(*s, mesh, {"data", "model"}, {16, 6}).ok());  // 6 % 4
   EXPECT_FALSE(LocalDimensions(*s, mesh, {"data"}, {16}).ok());              // rank
   // A manual axis after a free one is not a prefix: refused.
   absl::StatusOr<TensorSharding> t =
       ParseAttrTextAs<TensorSharding>("#sdy.sharding<@mesh, [{\"model\", \"data\"}]>", "sharding");
   EXPECT_FALSE(LocalDimensions(*t, mesh, {"data"}, {8}).ok());
+  // An axis used twice is refused before its shard count is taken (the
+  // count of a large axis repeated would overflow).
+  Mesh big;
+  big.axes = {{"a", int64_t{1} << 20}};
+  absl::StatusOr<TensorSharding> twice = ParseAttrTextAs<TensorSharding>(
+      "#sdy.sharding<mesh<[\"a\"=1048576]>, [{\"a\", \"a\", \"a\", \"a\"}]>", "sharding");
+  ASSERT_TRUE(twice.ok()) << twice.status();
+  absl::StatusOr<std::vector<int64_t>> dims = LocalDimensions(*twice, big, {"a"}, {8});
+  ASSERT_FALSE(dims.ok());
+  EXPECT_TRUE(absl::StrContains(dims.status().message(), "overlaps")) << dims.status();
+}
+
+TEST(SdyToHloShardingTest, UnreducedReductionIsKept) {
+  HloSharding h = Convert("#sdy.sharding<@mesh, [{}, {}], unreduced=max{\"model\"}>");
+  ASSERT_EQ(h.kind, HloSharding::Kind::kNamed);
+  EXPECT_EQ(h.named->unreduced_reduction, NamedSharding::Reduction::kMax);
+  EXPECT_EQ(
+      Convert("#sdy.sharding<@mesh, [{}], unreduced=min{\"data\"}>").named->unreduced_reduction,
+      NamedSharding::Reduction::kMin);
+  EXPECT_EQ(Convert("#sdy.sharding<@mesh, [{}], unreduced={\"data\"}>").named->unreduced_reduction,
+            NamedSharding::Reduction::kSum);
+}
+
+TEST(SdyToHloShardingTest, MeshesXlaCannotSpellAreErrors) {
+  // Shardy takes any axis name; XLA's mesh['0'=2] would read '0' as an axis
+  // index, so the conversion refuses it (reading the sdy text does not).
+  absl::StatusOr<TensorSharding> s =
+      ParseAttrTextAs<TensorSharding>("#sdy.sharding<mesh<[\"0\"=2]>, [{\"0\"}]>", "sharding");
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<HloSharding> h = ToHloSharding(*s, {});
+  ASSERT_FALSE(h.ok());
+  EXPECT_TRUE(absl::StrContains(h.status().message(), "mesh axis name '0' is an integer"))
+      << h.status();
+}
+
+TEST(SdyToHloShardingTest, ManualAxesFollowTheMeshOrder) {
+  absl::StatusOr<TensorSharding> s = ParseAttrTextAs<TensorSharding>(
+      "#sdy.sharding<@mesh, [{\"data\"}, {\"model\"}]>", "sharding");
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<HloSharding> h = ToHloSharding(*s, Meshes(), {"model", "data"});
+  ASSERT_FALSE(h.ok());
+  EXPECT_TRUE(absl::StrContains(h.status().message(), "manual axes must be sorted")) << h.status();
+  EXPECT_TRUE(absl::StrContains(h.status().message(), "in #sdy.sharding<@mesh")) << h.status();
+  EXPECT_TRUE(ToHloSharding(*s, Meshes(), {"data", "model"}).ok());
 }
 
 }  // namespace

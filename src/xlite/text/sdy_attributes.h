@@ -12,8 +12,8 @@
 // The same texts appear inside strings in HLO frontend attributes
 // (xla.sdy.sharding="#sdy.sharding<...>") and StableHLO portable artifacts;
 // ParseAttrText reads those too (C escapes such as \" are undone first).
-#ifndef XLITE_STABLEHLO_SDY_H_
-#define XLITE_STABLEHLO_SDY_H_
+#ifndef XLITE_TEXT_SDY_ATTRIBUTES_H_
+#define XLITE_TEXT_SDY_ATTRIBUTES_H_
 
 #include <cstdint>
 #include <map>
@@ -184,25 +184,32 @@ std::string PrintMeshTable(const MeshTable& meshes);
 // The mesh a sharding is bound to; NotFound names a missing symbol.
 absl::StatusOr<Mesh> MeshOf(const TensorSharding& sharding, const MeshTable& meshes);
 
-// Checks the sharding against its mesh (axes exist, sub-axes fit, no axis
-// used twice) and, when `dims` is given, the tensor's dimensions (one
-// dimension sharding per dimension, each divisible by its shard count).
+// Checks the sharding against its mesh with XLA's NamedSharding rules
+// (ValidateNamedSharding: axes exist, sub-axes fit, no part of an axis used
+// twice, replicated/unreduced axes sorted, no mergeable neighbours) and, when
+// `dims` is given, that there is one dimension sharding per dimension. Errors
+// name the sharding.
 absl::Status Verify(const TensorSharding& sharding, const MeshTable& meshes,
                     const std::vector<int64_t>* dims = nullptr);
 
+// The mesh as XLA's: iota device ids are left out (as XLA writes that mesh),
+// no axes and one device id is a maximal mesh.
 ShardingMesh ToShardingMesh(const Mesh& mesh);
 
 // The HLO sharding of a value with this sdy sharding, as XLA's named
 // shardings (hlo sharding v3) spell it: kNamed with the mesh, the dimension
-// axes (all-empty dimensions dropped), replicated and unreduced axes;
-// priorities are not part of it. With `manual_axes`, the value is local to
-// those axes: they move out of the dimensions and replicated axes into
-// NamedSharding::manual_axes.
+// axes (all-empty dimensions dropped), replicated and unreduced axes and the
+// unreduced reduction; priorities are not part of it. With `manual_axes`, the
+// value is local to those axes: they move out of the dimensions and
+// replicated axes into NamedSharding::manual_axes. Checked as Verify checks,
+// and again with the manual axes (in mesh order, none also unreduced).
 absl::StatusOr<HloSharding> ToHloSharding(const TensorSharding& sharding, const MeshTable& meshes,
                                           const std::vector<std::string>& manual_axes = {});
 
-// The sharding of a value inside a manual computation: `sharding` without the
-// manual axes (Shardy's getInShardingWithoutManualAxes), for local shapes.
+// The dimensions of a value inside a manual computation: `global_dims` split
+// over the manual axes of `sharding`, which must be whole axes before the
+// free ones in each dimension and divide it. The sharding is checked as
+// Verify checks it.
 absl::StatusOr<std::vector<int64_t>> LocalDimensions(const TensorSharding& sharding,
                                                      const Mesh& mesh,
                                                      const std::vector<std::string>& manual_axes,
@@ -210,4 +217,4 @@ absl::StatusOr<std::vector<int64_t>> LocalDimensions(const TensorSharding& shard
 
 }  // namespace xlite::sdy
 
-#endif  // XLITE_STABLEHLO_SDY_H_
+#endif  // XLITE_TEXT_SDY_ATTRIBUTES_H_
