@@ -74,8 +74,9 @@ std::string StandaloneModule(const HloModule& module, const HloInstruction& inst
     body += absl::StrCat("  %", op->name(), " = ", op->shape().ToString(true), " parameter(",
                          number++, ")\n");
   }
-  return absl::StrCat(prefix, "\nENTRY %standalone_entry {\n", body, "  ROOT ",
-                      PrintInstruction(instr), "\n}\n");
+  std::string printed = PrintInstruction(instr);
+  if (printed.rfind("ROOT ", 0) == 0) printed = printed.substr(5);
+  return absl::StrCat(prefix, "\nENTRY %standalone_entry {\n", body, "  ROOT ", printed, "\n}\n");
 }
 
 struct Row {
