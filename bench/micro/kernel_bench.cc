@@ -1,6 +1,6 @@
 // Benchmark of the code generator (src/xlite/codegen):
 //
-//   build/bin/kernel_bench [--threads=T] [--benchmark_* flags]
+//   build/bin/kernel_bench [--threads=T] [--xla_dump_to=DIR] [--benchmark_* flags]
 //
 // BM_Compile/<kernel>: Jit::Create + Compile of one kernel (emission, the O2
 //   pipeline, machine code), for a few kinds of kernel.
@@ -41,6 +41,7 @@ using xlite::codegen::KernelSpec;
 
 constexpr int64_t kEwElements = int64_t{1} << 24;
 int g_threads = 1;
+std::string g_dump_to;  // --xla_dump_to=DIR: the ew_chain kernel's IR
 std::map<std::string, std::vector<double>> g_ms;
 
 std::string EwChainModule(int64_t n) {
@@ -187,10 +188,12 @@ void BM_EwChainJit(benchmark::State& state) {
   _mm_setcsr(_mm_getcsr() | 0x8040);
   auto module = xlite::ParseHloModule(EwChainModule(kEwElements));
   if (!module.ok()) return state.SkipWithError(std::string(module.status().message()).c_str());
-  auto jit = Jit::Create();
+  xlite::codegen::JitOptions options;
+  options.dump_to = g_dump_to;
+  auto jit = Jit::Create(options);
   if (!jit.ok()) return state.SkipWithError(std::string(jit.status().message()).c_str());
-  auto kernels =
-      (*jit)->Compile({KernelSpec{(*module)->entry_computation()->root_instruction(), "ew_chain"}});
+  auto kernels = (*jit)->Compile(
+      {KernelSpec{(*module)->entry_computation()->root_instruction(), "ew_chain"}}, "ew_chain");
   if (!kernels.ok()) return state.SkipWithError(std::string(kernels.status().message()).c_str());
   const xlite::codegen::KernelFunction fn = (*kernels)[0].function;
   EwData& d = Data();
@@ -240,6 +243,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--threads=", 10) == 0) {
       g_threads = std::max(1, std::atoi(argv[i] + 10));
+    } else if (std::strncmp(argv[i], "--xla_dump_to=", 14) == 0) {
+      g_dump_to = argv[i] + 14;
     } else {
       args.push_back(argv[i]);
     }

@@ -39,10 +39,22 @@ Jit& SharedJit() {
   return *jit;
 }
 
+int64_t g_kernels_checked = 0;
+
+// Prints how many kernels the op tests compared with the interpreter.
+class CountReporter : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::printf("codegen_test: %lld kernels compiled and compared with the interpreter\n",
+                static_cast<long long>(g_kernels_checked));
+  }
+};
+const auto* const kReporter = ::testing::AddGlobalTestEnvironment(new CountReporter);
+
 // Compiles the entry root of `hlo` and checks it against the interpreter.
-// Returns the KernelRun for tests that expect a refusal.
 KernelRun Check(const std::string& hlo, const Options& options = {}) {
   SCOPED_TRACE(hlo);
+  ++g_kernels_checked;
   auto module = ParseHloModule(hlo);
   EXPECT_TRUE(module.ok()) << module.status();
   if (!module.ok()) return {module.status()};
@@ -78,6 +90,9 @@ std::string S(const std::string& type, const std::string& dims_and_layout) {
 }
 
 const std::vector<std::string> kFloatTypes = {"f32", "f64", "f16", "bf16", "f8e4m3fn", "f8e5m2"};
+// The rest of the narrow float family, for binary arithmetic.
+const std::vector<std::string> kMoreFloatTypes = {
+    "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn", "f8e8m0fnu"};
 const std::vector<std::string> kIntTypes = {"s8",  "s16", "s32", "s64", "u8",
                                             "u32", "u64", "s4",  "u4",  "s2"};
 const std::vector<std::string> kShapes = {"[]", "[7,5]{0,1}", "[0,3]{1,0}", "[3,4,5]{1,2,0}",
@@ -142,6 +157,10 @@ TEST(CodegenElementwise, FloatBinary) {
     for (const std::string& op : ops) {
       for (const std::string& shape : kShapes) Check(Binary(op, type + shape, type + shape));
     }
+  }
+  for (const std::string& type : kMoreFloatTypes) {
+    for (const std::string& op : ops) Check(Binary(op, type + "[7,5]{0,1}", type + "[7,5]{0,1}"));
+    Check(Unary("sqrt", type + "[9]", type + "[9]"));
   }
 }
 
@@ -741,6 +760,67 @@ ENTRY e {
 })");
 }
 
+TEST(CodegenPartitions, LargeKernelsAgreeInEveryPartitionCount) {
+  // Big enough for many 64-element granules, so every partition has work.
+  Options o;
+  o.partitions = {1, 2, 5, 16};
+  Check(R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[300,7]{0,1} parameter(0)
+  i = s32[500,1] parameter(1)
+  u = f32[500,7] parameter(2)
+  ROOT r = f32[300,7]{0,1} scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})",
+        o);
+  Check(R"(
+HloModule m
+ge { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = pred[] compare(x, y), direction=GE }
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[4,24,24,5] parameter(0)
+  s = f32[4,12,12,5] parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[4,24,24,5] select-and-scatter(a, s, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=ge, scatter=add
+})",
+        o);
+  Check(R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[700,9]{0,1} parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[700] reduce(a, z), dimensions={1}, to_apply=add
+})",
+        o);
+  o.exact = true;
+  Check(R"(
+HloModule m
+ENTRY e {
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], u32[61,33]{0,1}) rng-bit-generator(s), algorithm=rng_three_fry
+})",
+        o);
+  Check(R"(
+HloModule m
+ENTRY e {
+  s = u64[3] parameter(0)
+  ROOT r = (u64[3], f32[1001]) rng-bit-generator(s), algorithm=rng_philox
+})",
+        o);
+  Check(R"(
+HloModule m
+ENTRY e {
+  p = s8[40,50]{0,1} parameter(0)
+  u = s8[30,7] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT r = s8[40,50]{0,1} dynamic-update-slice(p, u, i, j)
+})",
+        o);
+}
+
 TEST(CodegenErrors, UnimplementedNamesTheInstruction) {
   auto module = ParseHloModule(R"(
 HloModule m
@@ -797,7 +877,7 @@ ENTRY e {
       SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   const CompiledKernel& k = (*kernels)[0];
-  EXPECT_EQ(k.max_partitions, 300);
+  EXPECT_EQ(k.max_partitions, (300 * 129 + 63) / 64);  // granules of 64 elements
   std::vector<float> a(300 * 129), b(300 * 129), one(300 * 129), many(300 * 129, -1);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-3, 3);
@@ -818,6 +898,73 @@ ENTRY e {
   EXPECT_EQ(untouched, std::vector<float>(300 * 129, 5));
   k.function(outside, 0, 0);
   EXPECT_EQ(untouched, one);
+}
+
+}  // namespace
+}  // namespace xlite::codegen
+
+namespace xlite::codegen {
+namespace {
+
+std::string ReadText(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return "";
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
+  std::fclose(f);
+  return text;
+}
+
+TEST(CodegenJit, DumpsIrBeforeAndAfterOptimization) {
+  const std::string dir = ::testing::TempDir() + "/codegen_dump";
+  JitOptions options;
+  options.dump_to = dir;
+  auto jit = Jit::Create(options);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  EXPECT_FALSE((*jit)->cpu_name().empty());
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[1024] parameter(0)
+  b = f32[1024] parameter(1)
+  ROOT sum.1 = f32[1024] add(a, b)
+})");
+  ASSERT_TRUE(module.ok());
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  auto kernels = (*jit)->Compile({KernelSpec{root}, KernelSpec{root, "second"}}, "module_0001.m");
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  ASSERT_EQ(kernels->size(), 2u);
+  EXPECT_EQ((*kernels)[0].name, "sum_1");
+  EXPECT_EQ((*kernels)[1].name, "second");
+  const std::string before = ReadText(dir + "/module_0001.m.ir-no-opt.ll");
+  const std::string after = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
+  EXPECT_NE(before.find("define void @sum_1(ptr %buffers, i64 %partition, i64 %num_partitions)"),
+            std::string::npos)
+      << before;
+  EXPECT_NE(before.find("\"prefer-vector-width\"=\"512\""), std::string::npos);
+  EXPECT_NE(before.find("\"target-cpu\"=\"" + (*jit)->cpu_name() + "\""), std::string::npos);
+  // The optimized loop is vectorized.
+  EXPECT_NE(after.find("<16 x float>"), std::string::npos) << after;
+  // A second module gets its own files; names stay unique within the Jit.
+  auto again = (*jit)->Compile({KernelSpec{root}}, "module_0001.m");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)[0].name, "sum_1_1");
+  EXPECT_FALSE(ReadText(dir + "/module_0001.m.1.ir-no-opt.ll").empty());
+  // An unwritable dump directory is an error, not a crash.
+  JitOptions bad;
+  bad.dump_to = "/proc/no/such/dir";
+  auto bad_jit = Jit::Create(bad);
+  ASSERT_TRUE(bad_jit.ok());
+  EXPECT_FALSE((*bad_jit)->Compile({KernelSpec{root}}, "x").ok());
+}
+
+TEST(CodegenJit, BadOptionsAndSpecs) {
+  JitOptions options;
+  options.opt_level = 7;
+  EXPECT_FALSE(Jit::Create(options).ok());
+  EXPECT_FALSE(SharedJit().Compile({KernelSpec{nullptr}}).ok());
 }
 
 }  // namespace

@@ -26,6 +26,10 @@ absl::Status Invalid(const HloInstruction& instr, absl::string_view what) {
   return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", what);
 }
 
+// Partitions are ranges of whole granules of elements (in physical order):
+// vector loops stay whole and two threads never write one cache line.
+constexpr int64_t kGranule = 64;
+
 // An array's elements as rows: `outer_dims` (major to minor) select a row,
 // `minor` indexes within it.
 struct Rows {
@@ -34,6 +38,12 @@ struct Rows {
   int64_t inner = 1;
   std::vector<int64_t> outer_dims;
   int64_t count = 1;
+
+  int64_t elements() const { return count * inner; }
+  // Partitions beyond this many get no elements.
+  int64_t Partitions() const {
+    return std::max<int64_t>(1, (elements() + kGranule - 1) / kGranule);
+  }
 
   static Rows Of(const Shape& shape) {
     Rows rows;
@@ -71,12 +81,12 @@ class KernelEmitter {
     return it == input_buffer_.end() ? -1 : it->second;
   }
   void BindInput(const HloInstruction* instr, int64_t buffer);
-  // [begin, end) of `rows` for this partition.
-  std::pair<Value*, Value*> PartitionRange(int64_t rows);
+  // This partition's [begin, end) of the elements of `rows`, in physical order.
+  std::pair<Value*, Value*> PartitionRange(const Rows& rows);
+  // body(index) for the elements [begin, end) of `rows`, row by row.
   absl::Status ForRows(const Rows& rows, Value* begin, Value* end,
                        absl::FunctionRef<absl::Status(const IrIndex&)> body);
-  // The row of `index` in `rows` (for ownership tests).
-  Value* RowOf(const Rows& rows, const IrIndex& index);
+  // Whether element `index` of `rows` lies in [begin, end) (ownership).
   Value* Owned(const Rows& rows, const IrIndex& index, Value* begin, Value* end);
 
   absl::StatusOr<int64_t> EmitElementalLoop(const HloInstruction& root);
@@ -118,13 +128,15 @@ void KernelEmitter::BindInput(const HloInstruction* instr, int64_t buffer) {
   });
 }
 
-std::pair<Value*, Value*> KernelEmitter::PartitionRange(int64_t rows) {
+std::pair<Value*, Value*> KernelEmitter::PartitionRange(const Rows& rows) {
   Value* one = I64(1);
   Value* n = b_.CreateSelect(b_.CreateICmpSLT(num_partitions_, one), one, num_partitions_);
   Value* p = partition_;
   Value* valid = b_.CreateAnd(b_.CreateICmpSGE(p, I64(0)), b_.CreateICmpSLT(p, n));
-  Value* total = I64(rows);
-  Value* chunk = b_.CreateUDiv(b_.CreateAdd(total, b_.CreateSub(n, one)), n);
+  Value* total = I64(rows.elements());
+  Value* granules = I64(rows.Partitions());
+  Value* chunk =
+      b_.CreateMul(b_.CreateUDiv(b_.CreateAdd(granules, b_.CreateSub(n, one)), n), I64(kGranule));
   Value* begin = b_.CreateMul(b_.CreateSelect(valid, p, I64(0)), chunk);
   begin = b_.CreateSelect(b_.CreateICmpUGT(begin, total), total, begin);
   Value* end = b_.CreateAdd(begin, chunk);
@@ -134,8 +146,12 @@ std::pair<Value*, Value*> KernelEmitter::PartitionRange(int64_t rows) {
 
 absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
                                     absl::FunctionRef<absl::Status(const IrIndex&)> body) {
+  if (rows.elements() == 0) return absl::OkStatus();
+  const int64_t inner = rows.inner;
+  Value* first_row = b_.CreateUDiv(begin, I64(inner));
+  Value* last_row = b_.CreateUDiv(b_.CreateAdd(end, I64(inner - 1)), I64(inner));
   return e_.ForLoop(
-      begin, end,
+      first_row, last_row,
       [&](Value* row) -> absl::Status {
         IrIndex index(rows.shape.rank(), nullptr);
         Value* rest = row;
@@ -146,8 +162,14 @@ absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
           if (k > 0) rest = b_.CreateUDiv(rest, I64(size));
         }
         if (rows.minor < 0) return body(index);
+        // The part of this row inside [begin, end).
+        Value* row_start = b_.CreateMul(row, I64(inner));
+        Value* lo = b_.CreateSelect(b_.CreateICmpUGT(begin, row_start),
+                                    b_.CreateSub(begin, row_start), I64(0));
+        Value* hi = b_.CreateSub(end, row_start);
+        hi = b_.CreateSelect(b_.CreateICmpSLT(hi, I64(inner)), hi, I64(inner));
         return e_.ForLoop(
-            I64(0), I64(rows.inner),
+            lo, hi,
             [&](Value* j) -> absl::Status {
               index[rows.minor] = j;
               return body(index);
@@ -157,22 +179,23 @@ absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
       "row.");
 }
 
-Value* KernelEmitter::RowOf(const Rows& rows, const IrIndex& index) {
-  Value* row = I64(0);
-  for (int64_t d : rows.outer_dims) {
-    row = b_.CreateAdd(b_.CreateMul(row, I64(rows.shape.dimensions(d))), index[d]);
-  }
-  return row;
-}
-
 Value* KernelEmitter::Owned(const Rows& rows, const IrIndex& index, Value* begin, Value* end) {
-  Value* row = RowOf(rows, index);
-  return b_.CreateAnd(b_.CreateICmpSGE(row, begin), b_.CreateICmpSLT(row, end));
+  Value* element = I64(0);
+  for (int64_t d : rows.outer_dims) {
+    element = b_.CreateAdd(b_.CreateMul(element, I64(rows.shape.dimensions(d))), index[d]);
+  }
+  if (rows.minor >= 0) {
+    element = b_.CreateAdd(b_.CreateMul(element, I64(rows.inner)), index[rows.minor]);
+  }
+  return b_.CreateAnd(b_.CreateICmpSGE(element, begin), b_.CreateICmpSLT(element, end));
 }
 
 absl::StatusOr<int64_t> KernelEmitter::Emit(const HloInstruction& instr) {
   buffer_shapes_ = KernelBufferShapes(instr);
   pointers_.assign(buffer_shapes_.size(), nullptr);
+  // Every pointer is read up front: a store to an output could otherwise
+  // (for all LLVM knows) change `buffers`, and keep loads in the loops.
+  for (size_t i = 0; i < buffer_shapes_.size(); ++i) BufferPointer(i);
   num_inputs_ = instr.operand_count();
   for (int64_t i = 0; i < static_cast<int64_t>(buffer_shapes_.size()); ++i) {
     if (!buffer_shapes_[i].IsArray()) {
@@ -226,7 +249,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& r
     }
   }
   const Rows rows = Rows::Of(buffer_shapes_[num_inputs_]);
-  auto [begin, end] = PartitionRange(rows.count);
+  auto [begin, end] = PartitionRange(rows);
   RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
     ASSIGN_OR_RETURN(IrValues values, e_.Emit(root, index));
     if (static_cast<int64_t>(values.size()) != outputs) {
@@ -240,7 +263,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& r
     }
     return absl::OkStatus();
   }));
-  return std::max<int64_t>(rows.count, 1);
+  return rows.Partitions();
 }
 
 // In place when the runtime passes the operand's buffer as the output: only
@@ -264,7 +287,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitDynamicUpdateSlice(const HloInstructi
           [&]() -> absl::StatusOr<IrValues> {
             ASSIGN_OR_RETURN(IrIndex starts, e_.ClampedStarts(root, 2, out_shape.dimensions(),
                                                               update_shape.dimensions()));
-            auto [begin, end] = PartitionRange(update_rows.count);
+            auto [begin, end] = PartitionRange(update_rows);
             RETURN_IF_ERROR(ForRows(update_rows, begin, end, [&](const IrIndex& u) -> absl::Status {
               ASSIGN_OR_RETURN(Value * v, e_.EmitOne(*update, u));
               IrIndex to(u.size());
@@ -281,7 +304,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitDynamicUpdateSlice(const HloInstructi
             return IrValues{};
           }));
   (void)unused;
-  return std::max(partitions, std::max<int64_t>(update_rows.count, 1));
+  return std::max(partitions, update_rows.Partitions());
 }
 
 absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
@@ -342,7 +365,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
   for (int64_t i = 0; i < n; ++i) types.push_back(root.operand(n + 1 + i)->shape().element_type());
 
   const Rows rows = Rows::Of(buffer_shapes_[num_inputs_]);
-  auto [begin, end] = PartitionRange(rows.count);
+  auto [begin, end] = PartitionRange(rows);
   // 1. This partition's rows of each output start as the input (unless the
   //    output is the input's own buffer).
   std::vector<Value*> copy(n);
@@ -423,7 +446,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
       });
     });
   }));
-  return std::max<int64_t>(rows.count, 1);
+  return rows.Partitions();
 }
 
 absl::StatusOr<int64_t> KernelEmitter::EmitSelectAndScatter(const HloInstruction& root) {
@@ -454,7 +477,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitSelectAndScatter(const HloInstruction
   }
   Value* out = BufferPointer(num_inputs_);
   const Rows rows = Rows::Of(out_shape);
-  auto [begin, end] = PartitionRange(rows.count);
+  auto [begin, end] = PartitionRange(rows);
   ASSIGN_OR_RETURN(Value * init_value, e_.EmitOne(*init, {}));
   RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
     e_.Store(type, init_value, out, e_.PhysicalOffset(out_shape, index));
@@ -531,7 +554,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitSelectAndScatter(const HloInstruction
           });
         });
       }));
-  return std::max<int64_t>(rows.count, 1);
+  return rows.Partitions();
 }
 
 // ------------------------------------------------------------ random bits
@@ -662,7 +685,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitRngBitGenerator(const HloInstruction&
   }));
   const std::array<Value*, 2> key_words = g.Split(key);
   const Rows rows = Rows::Of(bits_shape);
-  auto [begin, end] = PartitionRange(rows.count);
+  auto [begin, end] = PartitionRange(rows);
   RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
     Value* i = e_.RowMajorLinear(dims, index);
     Value* value;
@@ -709,7 +732,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitRngBitGenerator(const HloInstruction&
     e_.Store(type, v, BufferPointer(num_inputs_ + 1), e_.PhysicalOffset(bits_shape, index));
     return absl::OkStatus();
   }));
-  return std::max<int64_t>(rows.count, 1);
+  return rows.Partitions();
 }
 
 }  // namespace
