@@ -15,8 +15,6 @@
 //   ew_chain_16M<TAB>xlite-jit-O2@<T>t<TAB><median_ms><TAB><GB/s> GB/s
 //   ew_chain_16M<TAB>cpp-loop-std-tanh@<T>t<TAB><median_ms><TAB><GB/s> GB/s
 //   compile_<kernel><TAB>xlite-jit-O2@1t<TAB><median_ms><TAB><kernels/s> kernels/s
-#include <xmmintrin.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -30,6 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "xlite/codegen/denormals.h"
 #include "xlite/codegen/jit.h"
 #include "xlite/text/parser.h"
 
@@ -159,7 +158,7 @@ void RunParallel(Body body) {
   std::vector<std::thread> threads;
   for (int t = 1; t < g_threads; ++t) {
     threads.emplace_back([&, t] {
-      _mm_setcsr(_mm_getcsr() | 0x8040);  // FTZ | DAZ
+      xlite::codegen::ScopedFlushDenormals flush;
       body(t, g_threads);
     });
   }
@@ -185,7 +184,7 @@ void Record(benchmark::State& state, const std::string& key, double ms) {
 }
 
 void BM_EwChainJit(benchmark::State& state) {
-  _mm_setcsr(_mm_getcsr() | 0x8040);
+  xlite::codegen::ScopedFlushDenormals flush;
   auto module = xlite::ParseHloModule(EwChainModule(kEwElements));
   if (!module.ok()) return state.SkipWithError(std::string(module.status().message()).c_str());
   xlite::codegen::JitOptions options;
@@ -217,7 +216,7 @@ void BM_EwChainJit(benchmark::State& state) {
 }
 
 void BM_EwChainCpp(benchmark::State& state) {
-  _mm_setcsr(_mm_getcsr() | 0x8040);
+  xlite::codegen::ScopedFlushDenormals flush;
   EwData& d = Data();
   auto loop = [&](int part, int parts) {
     const int64_t chunk = (kEwElements + parts - 1) / parts;

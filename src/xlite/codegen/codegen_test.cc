@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "xlite/codegen/codegen_test_util.h"
+#include "xlite/codegen/denormals.h"
 #include "xlite/codegen/jit.h"
 
 namespace xlite::codegen {
@@ -965,6 +966,43 @@ TEST(CodegenJit, BadOptionsAndSpecs) {
   options.opt_level = 7;
   EXPECT_FALSE(Jit::Create(options).ok());
   EXPECT_FALSE(SharedJit().Compile({KernelSpec{nullptr}}).ok());
+}
+
+}  // namespace
+}  // namespace xlite::codegen
+
+namespace xlite::codegen {
+namespace {
+
+TEST(CodegenDenormals, FlushedUnderTheRuntimesMode) {
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  ROOT r = f32[4] multiply(a, b)
+})");
+  ASSERT_TRUE(module.ok());
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> a = {1e-30f, 1e-20f, 2.0f, 1e-39f}, b = {1e-10f, 1e-20f, 3.0f, 1e10f};
+  std::vector<float> out(4);
+  void* buffers[] = {a.data(), b.data(), out.data()};
+  {
+    ScopedFlushDenormals gradual(false);
+    (*kernels)[0].function(buffers, 0, 1);
+  }
+  EXPECT_GT(out[0], 0.0f);  // 1e-40 is a denormal
+  EXPECT_GT(out[3], 0.0f);  // a denormal input
+  {
+    ScopedFlushDenormals flush;
+    (*kernels)[0].function(buffers, 0, 1);
+  }
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 6.0f);
+  EXPECT_EQ(out[3], 0.0f);  // DAZ: the denormal input reads as zero
 }
 
 }  // namespace
