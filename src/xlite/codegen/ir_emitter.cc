@@ -96,8 +96,11 @@ absl::StatusOr<IrValues> IrEmitter::Emit(const HloInstruction& instr, const IrIn
     Generator generator = it->second;  // may rebind while it runs
     ASSIGN_OR_RETURN(values, generator(index));
   } else {
-    RETURN_IF_ERROR(CheckCompilableShape(instr, instr.shape()));
-    RETURN_IF_ERROR(CheckInferredShape(instr));
+    if (!checked_.contains(&instr)) {
+      RETURN_IF_ERROR(CheckCompilableShape(instr, instr.shape()));
+      RETURN_IF_ERROR(CheckInferredShape(instr));
+      checked_.insert(&instr);
+    }
     const int64_t rank = instr.shape().IsTuple() ? -1 : instr.shape().rank();
     if (rank >= 0 && static_cast<int64_t>(index.size()) != rank) {
       return Internal("index of rank ", index.size(), " for ", instr.name());

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "llvm/IR/IRBuilder.h"
@@ -179,6 +180,7 @@ class IrEmitter {
   llvm::IRBuilder<>& b_;
   absl::flat_hash_map<const HloInstruction*, Generator> bindings_;
   absl::flat_hash_map<const HloInstruction*, llvm::GlobalVariable*> constants_;
+  absl::flat_hash_set<const HloInstruction*> checked_;  // shapes verified once
   std::vector<Cache> cache_scopes_;
 };
 

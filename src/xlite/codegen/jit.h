@@ -28,6 +28,8 @@ struct JitOptions {
   std::string dump_to;
 };
 
+// Compile() must not run on two threads at once; compiled kernels may run on
+// any number of threads, for as long as the Jit lives.
 class Jit {
  public:
   static absl::StatusOr<std::unique_ptr<Jit>> Create(JitOptions options = {});

@@ -17,7 +17,8 @@
 //   complex is (real, imaginary). Packed sub-byte layouts (E(4)), tiles and
 //   dynamic shapes are not compiled (Unimplemented).
 // partition, num_partitions: the kernel does the part `partition` of
-//   `num_partitions` equal parts of its work, so a thunk can run one kernel on
+//   `num_partitions` equal parts of its work (runs of 64-element granules of
+//   its first output, in physical order), so a thunk can run one kernel on
 //   several threads at once; together the parts produce the whole result.
 //   num_partitions <= 0 counts as 1; a partition outside [0, num_partitions)
 //   does nothing. CompiledKernel::max_partitions says beyond which count
@@ -25,7 +26,10 @@
 // In place: dynamic-update-slice and scatter update their output in place
 //   when the runtime passes the same pointer for operand 0 (each input) and
 //   the output (the buffer planner aliases them); otherwise they copy first.
-//   Other buffers must not overlap an output.
+//   An output may also share the buffer of an operand with its shape and
+//   layout whose element i it reads only for its own element i (elementwise
+//   ops, as XLA's CanShareBuffer allows). Other overlaps are not allowed, nor
+//   rng-bit-generator's state output on its state input.
 // Floating point: kernels assume the default rounding mode (nearest even);
 //   they are correct with or without flush-to-zero / denormals-are-zero, and
 //   the CPU runtime runs them with both set, as XLA:CPU does, so denormal
