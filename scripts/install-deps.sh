@@ -8,6 +8,7 @@ PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   libzip-dev pkg-config
   liblapack-dev libblas-dev
+  llvm-16-dev
   python3 python3-numpy
 )
 

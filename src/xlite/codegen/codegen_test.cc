@@ -1,0 +1,1009 @@
+// Every opcode the code generator compiles, over representative element
+// types, shapes and layouts (non-default layouts, size 0, rank 0): each
+// kernel runs on seeded random inputs laid out physically, as 1 and as
+// several partitions, and must agree with the interpreter.
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "gtest/gtest.h"
+#include "xlite/codegen/codegen_test_util.h"
+#include "xlite/codegen/denormals.h"
+#include "xlite/codegen/jit.h"
+
+namespace xlite::codegen {
+namespace {
+
+using testing::KernelRun;
+using testing::RunKernel;
+
+struct Options {
+  bool exact = false;  // floats bitwise (data movement, conversions that are exact)
+  double scale = 1.0;  // floats drawn from [-scale, scale] instead of [-1, 1]
+  uint64_t seed = 1;
+  std::vector<int64_t> partitions = {1, 3, 8};
+};
+
+Jit& SharedJit() {
+  static Jit* jit = [] {
+    auto created = Jit::Create();
+    if (!created.ok()) {
+      ADD_FAILURE() << created.status();
+      std::abort();
+    }
+    return created->release();
+  }();
+  return *jit;
+}
+
+int64_t g_kernels_checked = 0;
+
+// Prints how many kernels the op tests compared with the interpreter.
+class CountReporter : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::printf("codegen_test: %lld kernels compiled and compared with the interpreter\n",
+                static_cast<long long>(g_kernels_checked));
+  }
+};
+const auto* const kReporter = ::testing::AddGlobalTestEnvironment(new CountReporter);
+
+// Compiles the entry root of `hlo` and checks it against the interpreter.
+KernelRun Check(const std::string& hlo, const Options& options = {}) {
+  SCOPED_TRACE(hlo);
+  ++g_kernels_checked;
+  auto module = ParseHloModule(hlo);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return {module.status()};
+  auto args = MakeFakeArguments(**module, FakeDataKind::kRandom, options.seed);
+  EXPECT_TRUE(args.ok()) << args.status();
+  if (!args.ok()) return {args.status()};
+  if (options.scale != 1.0) {
+    for (Literal& arg : *args) {
+      const PrimitiveType t = arg.shape().element_type();
+      if (!IsFloatingPoint(t) && !IsComplex(t)) continue;
+      for (int64_t i = 0; i < arg.element_count(); ++i) {
+        if (IsComplex(t)) {
+          arg.SetComplex(i, arg.GetComplex(i) * options.scale);
+        } else {
+          arg.SetDouble(i, arg.GetDouble(i) * options.scale);
+        }
+      }
+    }
+  }
+  auto expected = Evaluate(**module, *args);
+  EXPECT_TRUE(expected.ok()) << expected.status();
+  if (!expected.ok()) return {expected.status()};
+  KernelRun run = RunKernel(SharedJit(), *(*module)->entry_computation()->root_instruction(), *args,
+                            *expected, options.exact, options.partitions);
+  EXPECT_TRUE(run.status.ok()) << run.status;
+  EXPECT_EQ(run.mismatch, "");
+  return run;
+}
+
+// "f32[2,3]{0,1}" style shapes for a type.
+std::string S(const std::string& type, const std::string& dims_and_layout) {
+  return type + dims_and_layout;
+}
+
+const std::vector<std::string> kFloatTypes = {"f32", "f64", "f16", "bf16", "f8e4m3fn", "f8e5m2"};
+// The rest of the narrow float family, for binary arithmetic.
+const std::vector<std::string> kMoreFloatTypes = {
+    "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn", "f8e8m0fnu"};
+const std::vector<std::string> kIntTypes = {"s8",  "s16", "s32", "s64", "u8",
+                                            "u32", "u64", "s4",  "u4",  "s2"};
+const std::vector<std::string> kShapes = {"[]", "[7,5]{0,1}", "[0,3]{1,0}", "[3,4,5]{1,2,0}",
+                                          "[33]{0}"};
+
+std::string Unary(const std::string& op, const std::string& in, const std::string& out) {
+  return absl::StrCat("HloModule m\nENTRY e {\n  p = ", in, " parameter(0)\n  ROOT r = ", out, " ",
+                      op, "(p)\n}\n");
+}
+
+std::string Binary(const std::string& op, const std::string& in, const std::string& out,
+                   const std::string& attrs = "") {
+  return absl::StrCat("HloModule m\nENTRY e {\n  p = ", in, " parameter(0)\n  q = ", in,
+                      " parameter(1)\n  ROOT r = ", out, " ", op, "(p, q)", attrs, "\n}\n");
+}
+
+TEST(CodegenElementwise, FloatUnary) {
+  const std::vector<std::string> ops = {"abs",
+                                        "negate",
+                                        "sign",
+                                        "ceil",
+                                        "floor",
+                                        "round-nearest-afz",
+                                        "round-nearest-even",
+                                        "sqrt",
+                                        "rsqrt",
+                                        "cbrt",
+                                        "exponential",
+                                        "exponential-minus-one",
+                                        "log",
+                                        "log-plus-one",
+                                        "logistic",
+                                        "sine",
+                                        "cosine",
+                                        "tan",
+                                        "tanh",
+                                        "sinh",
+                                        "cosh",
+                                        "asin",
+                                        "acos",
+                                        "atan",
+                                        "asinh",
+                                        "acosh",
+                                        "atanh",
+                                        "erf",
+                                        "copy"};
+  for (const std::string& type : kFloatTypes) {
+    for (const std::string& op : ops) {
+      for (const std::string& shape : {std::string("[7,5]{0,1}"), std::string("[]")}) {
+        Options o;
+        o.scale = op == "acosh" || op == "exponential" ? 3.0 : 1.5;
+        Check(Unary(op, type + shape, type + shape), o);
+      }
+    }
+  }
+}
+
+TEST(CodegenElementwise, FloatBinary) {
+  const std::vector<std::string> ops = {"add",   "subtract", "multiply", "divide", "remainder",
+                                        "atan2", "maximum",  "minimum",  "power"};
+  for (const std::string& type : kFloatTypes) {
+    for (const std::string& op : ops) {
+      for (const std::string& shape : kShapes) Check(Binary(op, type + shape, type + shape));
+    }
+  }
+  for (const std::string& type : kMoreFloatTypes) {
+    for (const std::string& op : ops) Check(Binary(op, type + "[7,5]{0,1}", type + "[7,5]{0,1}"));
+    Check(Unary("sqrt", type + "[9]", type + "[9]"));
+  }
+}
+
+TEST(CodegenElementwise, IntegerUnaryAndBinary) {
+  const std::vector<std::string> unary = {"abs", "negate", "sign",
+                                          "not", "popcnt", "count-leading-zeros"};
+  const std::vector<std::string> binary = {"add",
+                                           "subtract",
+                                           "multiply",
+                                           "divide",
+                                           "remainder",
+                                           "maximum",
+                                           "minimum",
+                                           "and",
+                                           "or",
+                                           "xor",
+                                           "power",
+                                           "shift-left",
+                                           "shift-right-logical",
+                                           "shift-right-arithmetic",
+                                           "mulhi"};
+  for (const std::string& type : kIntTypes) {
+    for (const std::string& shape :
+         {std::string("[7,5]{0,1}"), std::string("[]"), std::string("[64]{0}")}) {
+      for (const std::string& op : unary) {
+        // XLA defines abs and sign for signed integers only.
+        if (type[0] == 'u' && (op == "abs" || op == "sign")) continue;
+        Check(Unary(op, type + shape, type + shape));
+      }
+      for (const std::string& op : binary) Check(Binary(op, type + shape, type + shape));
+    }
+  }
+}
+
+TEST(CodegenElementwise, IntegerEdgeCases) {
+  // Division by zero and by -1, INT_MIN, out-of-range shifts, negative powers.
+  Options exact;
+  exact.exact = true;
+  Check(R"(
+HloModule m
+fused {
+  x = s32[8] constant({-2147483648, 7, -7, 5, 0, 1, -1, 2147483647})
+  y = s32[8] constant({-1, 0, 2, -1, 0, 40, 33, -3})
+  d = s32[8] divide(x, y)
+  r = s32[8] remainder(x, y)
+  sl = s32[8] shift-left(x, y)
+  sr = s32[8] shift-right-arithmetic(x, y)
+  sl2 = s32[8] shift-right-logical(x, y)
+  pw = s32[8] power(x, y)
+  mh = s32[8] mulhi(x, y)
+  ROOT t = (s32[8], s32[8], s32[8], s32[8], s32[8], s32[8], s32[8]) tuple(d, r, sl, sr, sl2, pw, mh)
+}
+ENTRY e {
+  ROOT f = (s32[8], s32[8], s32[8], s32[8], s32[8], s32[8], s32[8]) fusion(), kind=kLoop, calls=fused
+})",
+        exact);
+}
+
+TEST(CodegenElementwise, Pred) {
+  Check(Unary("not", "pred[9]", "pred[9]"));
+  // The pred arithmetic XLA accepts.
+  for (const std::string& op : {"and", "or", "xor", "add", "multiply", "maximum", "minimum"}) {
+    Check(Binary(op, "pred[4,3]{0,1}", "pred[4,3]{0,1}"));
+  }
+  // What XLA's shape inference rejects is an error naming the instruction.
+  auto module = ParseHloModule(Unary("popcnt", "pred[3]", "pred[3]"));
+  ASSERT_TRUE(module.ok());
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_FALSE(kernels.ok());
+  EXPECT_NE(kernels.status().message().find("popcnt 'r'"), std::string::npos) << kernels.status();
+}
+
+TEST(CodegenElementwise, Complex) {
+  const std::vector<std::string> unary = {"negate",
+                                          "sign",
+                                          "sqrt",
+                                          "rsqrt",
+                                          "cbrt",
+                                          "exponential",
+                                          "exponential-minus-one",
+                                          "log",
+                                          "log-plus-one",
+                                          "logistic",
+                                          "sine",
+                                          "cosine",
+                                          "tan",
+                                          "tanh",
+                                          "sinh",
+                                          "cosh",
+                                          "asin",
+                                          "acos",
+                                          "atan",
+                                          "asinh",
+                                          "acosh",
+                                          "atanh",
+                                          "copy"};
+  const std::vector<std::string> binary = {"add",   "subtract", "multiply", "divide",
+                                           "power", "atan2",    "maximum",  "minimum"};
+  for (const std::string& type : {std::string("c64"), std::string("c128")}) {
+    const std::string part = type == "c64" ? "f32" : "f64";
+    for (const std::string& op : unary) Check(Unary(op, type + "[6,2]{0,1}", type + "[6,2]{0,1}"));
+    for (const std::string& op : binary) Check(Binary(op, type + "[6,2]", type + "[6,2]"));
+    Check(Unary("abs", type + "[6,2]", part + "[6,2]"));
+    Check(Unary("real", type + "[6,2]", part + "[6,2]"));
+    Check(Unary("imag", type + "[6,2]", part + "[6,2]"));
+    Check(Binary("complex", part + "[6,2]", type + "[6,2]"));
+    Check(Binary("compare", type + "[6,2]", "pred[6,2]", ", direction=EQ"));
+    Check(Binary("compare", type + "[6,2]", "pred[6,2]", ", direction=NE"));
+  }
+}
+
+TEST(CodegenElementwise, Compare) {
+  std::vector<std::string> types = kFloatTypes;
+  types.insert(types.end(), kIntTypes.begin(), kIntTypes.end());
+  types.push_back("pred");
+  for (const std::string& type : types) {
+    for (const std::string& dir : {"EQ", "NE", "GE", "GT", "LE", "LT"}) {
+      std::string attrs = absl::StrCat(", direction=", dir);
+      Check(Binary("compare", type + "[5,4]{0,1}", "pred[5,4]{0,1}", attrs));
+      if (kFloatTypes.end() != std::find(kFloatTypes.begin(), kFloatTypes.end(), type)) {
+        Check(Binary("compare", type + "[5,4]", "pred[5,4]", attrs + ", type=TOTALORDER"));
+      }
+      if (type == "s32") {
+        Check(Binary("compare", type + "[5,4]", "pred[5,4]", attrs + ", type=UNSIGNED"));
+      }
+    }
+  }
+}
+
+TEST(CodegenElementwise, Convert) {
+  const std::vector<std::string> types = {
+      "pred",          "s2",     "s4",       "u4",       "s8",         "s16",
+      "s32",           "s64",    "u8",       "u16",      "u32",        "u64",
+      "f16",           "bf16",   "f8e4m3fn", "f8e5m2",   "f8e4m3fnuz", "f8e5m2fnuz",
+      "f8e4m3b11fnuz", "f8e4m3", "f8e3m4",   "f4e2m1fn", "f8e8m0fnu",  "f32",
+      "f64",           "c64",    "c128"};
+  for (const std::string& from : types) {
+    for (const std::string& to : types) {
+      const bool complex_from = from[0] == 'c';
+      if (complex_from && to[0] != 'c') continue;  // XLA converts complex only to complex
+      for (double scale : {1.0, 300.0}) {
+        Options o;
+        o.scale = scale;
+        Check(Unary("convert", from + "[4,9]{0,1}", to + "[4,9]{1,0}"), o);
+      }
+    }
+  }
+}
+
+TEST(CodegenElementwise, SmallFloatRoundingIsExact) {
+  // f32 -> narrow types round to nearest even in integer arithmetic: every
+  // result bit equals the interpreter's, denormals and overflow included.
+  for (const std::string& to : {"f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz",
+                                "f8e4m3b11fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn", "f8e8m0fnu"}) {
+    for (double scale : {1e-6, 1e-3, 1.0, 100.0, 1e5, 1e30}) {
+      Options o;
+      o.scale = scale;
+      o.exact = true;
+      Check(Unary("convert", "f32[512]", std::string(to) + "[512]"), o);
+      Check(Unary("convert", "f64[512]", std::string(to) + "[512]"), o);
+    }
+  }
+}
+
+TEST(CodegenElementwise, SelectClampAndFriends) {
+  for (const std::string& type : {"f32", "bf16", "s32", "u8", "c64", "pred", "s4"}) {
+    Options exact;
+    exact.exact = true;
+    Check(absl::StrCat("HloModule m\nENTRY e {\n  c = pred[6,3]{0,1} parameter(0)\n  a = ", type,
+                       "[6,3]{0,1} parameter(1)\n  b = ", type,
+                       "[6,3]{1,0} parameter(2)\n  ROOT r = ", type,
+                       "[6,3]{1,0} select(c, a, b)\n}\n"),
+          exact);
+    if (std::string(type) == "c64" || std::string(type) == "pred") continue;
+    Check(absl::StrCat("HloModule m\nENTRY e {\n  lo = ", type, "[6,3] parameter(0)\n  x = ", type,
+                       "[6,3] parameter(1)\n  hi = ", type, "[6,3] parameter(2)\n  ROOT r = ", type,
+                       "[6,3] clamp(lo, x, hi)\n}\n"),
+          exact);
+    Check(absl::StrCat("HloModule m\nENTRY e {\n  lo = ", type, "[] parameter(0)\n  x = ", type,
+                       "[6,3] parameter(1)\n  hi = ", type, "[] parameter(2)\n  ROOT r = ", type,
+                       "[6,3] clamp(lo, x, hi)\n}\n"),
+          exact);
+  }
+  for (const std::string& type : kFloatTypes) {
+    Check(Unary("is-finite", type + "[7]", "pred[7]"));
+    for (const std::string& em :
+         {"exponent_bits=5, mantissa_bits=10", "exponent_bits=8, mantissa_bits=7",
+          "exponent_bits=4, mantissa_bits=3", "exponent_bits=2, mantissa_bits=0"}) {
+      Options o;
+      o.scale = 1e3;
+      o.exact = true;
+      Check(absl::StrCat("HloModule m\nENTRY e {\n  p = ", type, "[40] parameter(0)\n  ROOT r = ",
+                         type, "[40] reduce-precision(p), ", em, "\n}\n"),
+            o);
+    }
+  }
+  Options o;
+  o.scale = 100;
+  Check(R"(
+HloModule m
+ENTRY e {
+  x = f32[33] parameter(0)
+  r = u32[33] parameter(1)
+  ROOT y = s32[33] stochastic-convert(x, r)
+})",
+        o);
+  Check(R"(
+HloModule m
+ENTRY e {
+  x = f16[33] parameter(0)
+  r = u16[33] parameter(1)
+  ROOT y = s8[33] stochastic-convert(x, r)
+})",
+        o);
+}
+
+// ---------------------------------------------------------------- data movement
+
+TEST(CodegenDataMovement, ShapesAndLayouts) {
+  Options exact;
+  exact.exact = true;
+  for (const std::string& type : {"f32", "bf16", "s8", "s4", "c128", "pred", "f64"}) {
+    auto m = [&](const std::string& body) {
+      return absl::StrReplaceAll(absl::StrCat("HloModule m\nENTRY e {\n", body, "\n}\n"),
+                                 {{"$T", type}});
+    };
+    Check(m("  p = $T[3,4]{0,1} parameter(0)\n  ROOT r = $T[2,3,5,4]{1,3,2,0} broadcast(p), "
+            "dimensions={1,3}"),
+          exact);
+    Check(m("  p = $T[] parameter(0)\n  ROOT r = $T[3,2]{0,1} broadcast(p), dimensions={}"), exact);
+    Check(m("  p = $T[4,6]{0,1} parameter(0)\n  ROOT r = $T[2,3,4]{2,0,1} reshape(p)"), exact);
+    Check(m("  p = $T[0,6] parameter(0)\n  ROOT r = $T[6,0] reshape(p)"), exact);
+    Check(m("  p = $T[4,6]{0,1} parameter(0)\n  ROOT r = $T[6,4]{1,0} bitcast(p)"), exact);
+    Check(m("  p = $T[2,3,4]{2,1,0} parameter(0)\n  ROOT r = $T[4,2,3]{0,2,1} transpose(p), "
+            "dimensions={2,0,1}"),
+          exact);
+    Check(m("  p = $T[10,9]{0,1} parameter(0)\n  ROOT r = $T[3,4] slice(p), slice={[1:10:3], "
+            "[0:8:2]}"),
+          exact);
+    Check(m("  p = $T[4,3]{0,1} parameter(0)\n  v = $T[] parameter(1)\n  ROOT r = $T[9,4]{0,1} "
+            "pad(p, v), padding=2_0_1x-1_2_0"),
+          exact);
+    Check(m("  a = $T[2,3] parameter(0)\n  b = $T[2,0] parameter(1)\n  c = $T[2,4]{0,1} "
+            "parameter(2)\n  ROOT r = $T[2,7]{0,1} concatenate(a, b, c), dimensions={1}"),
+          exact);
+    Check(
+        m("  p = $T[5,4,3]{0,2,1} parameter(0)\n  ROOT r = $T[5,4,3] reverse(p), dimensions={0,2}"),
+        exact);
+    Check(m("  p = $T[5,4]{0,1} parameter(0)\n  ROOT r = $T[5,4]{1,0} copy(p)"), exact);
+    Check(m("  p = $T[6,5]{0,1} parameter(0)\n  i = s32[] parameter(1)\n  j = s32[] parameter(2)\n"
+            "  ROOT r = $T[3,2]{0,1} dynamic-slice(p, i, j), dynamic_slice_sizes={3,2}"),
+          exact);
+    Check(m("  p = $T[6,5]{0,1} parameter(0)\n  u = $T[3,2] parameter(1)\n  i = u8[] parameter(2)\n"
+            "  j = u8[] parameter(3)\n  ROOT r = $T[6,5]{0,1} dynamic-update-slice(p, u, i, j)"),
+          exact);
+  }
+  for (const std::string& type : {"f32", "s32", "u8", "f16", "c64", "s4", "bf16"}) {
+    Check(absl::StrCat("HloModule m\nENTRY e {\n  ROOT r = ", type,
+                       "[4,33]{0,1} iota(), iota_dimension=1\n}\n"),
+          exact);
+  }
+}
+
+TEST(CodegenDataMovement, DynamicIndicesClamp) {
+  // Indices from constants: negative and past-the-end starts clamp.
+  Options exact;
+  exact.exact = true;
+  for (int64_t i : {-5, 0, 2, 3, 100}) {
+    Check(absl::StrCat(R"(
+HloModule m
+fused {
+  p = f32[6,5] parameter(0)
+  i = s32[] constant()",
+                       i, R"()
+  j = s32[] constant(-1)
+  ds = f32[3,2] dynamic-slice(p, i, j), dynamic_slice_sizes={3,2}
+  ROOT r = f32[6,5] dynamic-update-slice(p, ds, j, i)
+}
+ENTRY e {
+  p = f32[6,5] parameter(0)
+  ROOT f = f32[6,5] fusion(p), kind=kLoop, calls=fused
+})"),
+          exact);
+  }
+}
+
+TEST(CodegenDataMovement, DynamicUpdateSliceInPlace) {
+  // With the output buffer the operand's own, only the update is written.
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  p = f32[8,6] parameter(0)
+  u = f32[3,2] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT r = f32[8,6] dynamic-update-slice(p, u, i, j)
+})");
+  ASSERT_TRUE(module.ok());
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> data(48);
+  for (int k = 0; k < 48; ++k) data[k] = k;
+  std::vector<float> update = {-1, -2, -3, -4, -5, -6};
+  int32_t i = 4, j = 3;
+  void* buffers[] = {data.data(), update.data(), &i, &j, data.data()};
+  for (int p = 0; p < 3; ++p) (*kernels)[0].function(buffers, p, 3);
+  for (int r = 0; r < 8; ++r) {
+    for (int c = 0; c < 6; ++c) {
+      const bool inside = r >= 4 && r < 7 && c >= 3 && c < 5;
+      EXPECT_EQ(data[r * 6 + c], inside ? update[(r - 4) * 2 + (c - 3)] : r * 6 + c)
+          << r << "," << c;
+    }
+  }
+}
+
+TEST(CodegenDataMovement, Gather) {
+  Options exact;
+  exact.exact = true;
+  // Embedding lookup, as JAX emits it.
+  Check(R"(
+HloModule m
+ENTRY e {
+  a = f32[50,8]{0,1} parameter(0)
+  i = s32[4,3,1] parameter(1)
+  ROOT r = f32[4,3,8] gather(a, i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,8}
+})",
+        exact);
+  // Two index components, partial slices, clamping of starts.
+  Check(R"(
+HloModule m
+ENTRY e {
+  a = s32[7,9,4] parameter(0)
+  i = s64[5,2] parameter(1)
+  ROOT r = s32[5,3,4] gather(a, i), offset_dims={1,2}, collapsed_slice_dims={1}, start_index_map={1,0}, index_vector_dim=1, slice_sizes={3,1,4}
+})",
+        exact);
+  // Batching dimensions.
+  Check(R"(
+HloModule m
+ENTRY e {
+  a = f16[3,10,4] parameter(0)
+  i = u32[3,5] parameter(1)
+  ROOT r = f16[3,5,4] gather(a, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,4}
+})",
+        exact);
+}
+
+TEST(CodegenDataMovement, BitcastConvert) {
+  Options exact;
+  exact.exact = true;
+  Check(Unary("bitcast-convert", "f32[5,3]{0,1}", "s32[5,3]{0,1}"), exact);
+  Check(Unary("bitcast-convert", "u32[5,3]", "f32[5,3]"), exact);
+  Check(Unary("bitcast-convert", "f32[5]", "u8[5,4]"), exact);
+  Check(Unary("bitcast-convert", "u16[5,2]", "f32[5]"), exact);
+  Check(Unary("bitcast-convert", "c64[3]", "c64[3]"), exact);
+  Check(Unary("bitcast-convert", "s64[3]", "f64[3]"), exact);
+  Check(Unary("bitcast-convert", "s4[7]", "u4[7]"), exact);
+  Check(Unary("bitcast-convert", "bf16[7]", "s16[7]"), exact);
+}
+
+TEST(CodegenDataMovement, Scatter) {
+  Options exact;
+  exact.exact = true;
+  const std::string add =
+      "add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }\n";
+  // Updates that repeat an index accumulate in order.
+  Check("HloModule m\n" + add + R"(
+ENTRY e {
+  a = f32[20,6]{0,1} parameter(0)
+  i = s32[12,1] parameter(1)
+  u = f32[12,6] parameter(2)
+  ROOT r = f32[20,6]{0,1} scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})");
+  // Overwrite (the last update wins), windows partly outside are skipped.
+  Check(R"(
+HloModule m
+assign { x = s32[] parameter(0)  ROOT y = s32[] parameter(1) }
+ENTRY e {
+  a = s32[9,9] parameter(0)
+  i = s32[2,6] constant({{0,1,5,7,-1,3},{0,0,8,2,4,4}})
+  u = s32[6,2,3] parameter(1)
+  ROOT r = s32[9,9] scatter(a, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=assign
+})",
+        exact);
+  // Variadic scatter.
+  Check(R"(
+HloModule m
+pair { a = f32[] parameter(0)  b = s32[] parameter(1)  c = f32[] parameter(2)  d = s32[] parameter(3)
+       s = f32[] add(a, c)  t = s32[] maximum(b, d)  ROOT r = (f32[], s32[]) tuple(s, t) }
+ENTRY e {
+  a = f32[10] parameter(0)
+  b = s32[10]{0} parameter(1)
+  i = s32[7] parameter(2)
+  u = f32[7] parameter(3)
+  v = s32[7] parameter(4)
+  ROOT r = (f32[10], s32[10]) scatter(a, b, i, u, v), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=pair
+})");
+}
+
+TEST(CodegenDataMovement, ScatterInPlace) {
+  auto module = ParseHloModule(R"(
+HloModule m
+add { x = s32[] parameter(0)  y = s32[] parameter(1)  ROOT s = s32[] add(x, y) }
+ENTRY e {
+  a = s32[5] parameter(0)
+  i = s32[4,1] parameter(1)
+  u = s32[4] parameter(2)
+  ROOT r = s32[5] scatter(a, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})");
+  ASSERT_TRUE(module.ok());
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<int32_t> a = {10, 20, 30, 40, 50}, i = {1, 1, 4, 9}, u = {1, 2, 3, 4};
+  void* buffers[] = {a.data(), i.data(), u.data(), a.data()};
+  for (int p = 0; p < 2; ++p) (*kernels)[0].function(buffers, p, 2);
+  EXPECT_EQ(a, (std::vector<int32_t>{10, 23, 30, 40, 53}));
+}
+
+// ---------------------------------------------------------------- reductions
+
+TEST(CodegenReduction, Reduce) {
+  const std::string add =
+      "add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }\n";
+  const std::string iadd =
+      "add { x = s32[] parameter(0)  y = s32[] parameter(1)  ROOT s = s32[] add(x, y) }\n";
+  const std::string max =
+      "max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] maximum(x, y) }\n";
+  Check("HloModule m\n" + add +
+        "ENTRY e {\n  a = f32[13,37]{0,1} parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[13] reduce(a, z), dimensions={1}, to_apply=add\n}\n");
+  Check("HloModule m\n" + add +
+        "ENTRY e {\n  a = f32[13,37] parameter(0)\n  z = f32[] parameter(1)\n"
+        "  ROOT r = f32[37] reduce(a, z), dimensions={0}, to_apply=add\n}\n");
+  Check("HloModule m\n" + add +
+        "ENTRY e {\n  a = f32[4,5,6] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[] reduce(a, z), dimensions={0,1,2}, to_apply=add\n}\n");
+  Check("HloModule m\n" + add +
+        "ENTRY e {\n  a = f32[4,0,6] parameter(0)\n  z = f32[] constant(1)\n"
+        "  ROOT r = f32[4,6]{0,1} reduce(a, z), dimensions={1}, to_apply=add\n}\n");
+  Check("HloModule m\n" + max +
+        "ENTRY e {\n  a = f32[3,5,7]{0,2,1} parameter(0)\n  z = f32[] constant(-inf)\n"
+        "  ROOT r = f32[3,7] reduce(a, z), dimensions={1}, to_apply=max\n}\n");
+  Options exact;
+  exact.exact = true;
+  Check("HloModule m\n" + iadd +
+            "ENTRY e {\n  a = s32[30,40] parameter(0)\n  z = s32[] constant(0)\n"
+            "  ROOT r = s32[40] reduce(a, z), dimensions={0}, to_apply=add\n}\n",
+        exact);
+  // bf16 accumulates in bf16, rounding after every step, as the interpreter.
+  Check(R"(
+HloModule m
+add { x = bf16[] parameter(0)  y = bf16[] parameter(1)  ROOT s = bf16[] add(x, y) }
+ENTRY e {
+  a = bf16[8,50] parameter(0)
+  z = bf16[] constant(0)
+  ROOT r = bf16[8] reduce(a, z), dimensions={1}, to_apply=add
+})",
+        exact);
+  // Variadic: argmax with the first index on ties.
+  Check(R"(
+HloModule m
+argmax {
+  av = f32[] parameter(0)  ai = s32[] parameter(1)  bv = f32[] parameter(2)  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  keep = pred[] or(gt, tie)
+  v = f32[] select(keep, av, bv)
+  i = s32[] select(keep, ai, bi)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  a = f32[6,11] parameter(0)
+  b = s32[6,11] parameter(1)
+  z = f32[] constant(-inf)
+  zi = s32[] constant(0)
+  ROOT r = (f32[6], s32[6]) reduce(a, b, z, zi), dimensions={1}, to_apply=argmax
+})",
+        exact);
+}
+
+TEST(CodegenReduction, ReduceWindow) {
+  const std::string max =
+      "max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] maximum(x, y) }\n";
+  const std::string add =
+      "add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }\n";
+  Check("HloModule m\n" + max + R"(ENTRY e {
+  a = f32[2,9,9,3]{3,0,2,1} parameter(0)
+  z = f32[] constant(-inf)
+  ROOT r = f32[2,5,5,3] reduce-window(a, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+})");
+  Check("HloModule m\n" + add + R"(ENTRY e {
+  a = f32[7,6] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[8,13] reduce-window(a, z), window={size=2x3 stride=1x1 pad=1_1x2_2 lhs_dilate=1x2 rhs_dilate=1x1}, to_apply=add
+})");
+  Check("HloModule m\n" + add + R"(ENTRY e {
+  a = f32[10] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[10] reduce-window(a, z), window={size=10 pad=9_0}, to_apply=add
+})");
+}
+
+TEST(CodegenReduction, SelectAndScatter) {
+  Check(R"(
+HloModule m
+ge { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = pred[] compare(x, y), direction=GE }
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[2,8,8,3]{3,0,2,1} parameter(0)
+  s = f32[2,4,4,3] parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[2,8,8,3]{3,0,2,1} select-and-scatter(a, s, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, select=ge, scatter=add
+})");
+}
+
+TEST(CodegenReduction, Map) {
+  Check(R"(
+HloModule m
+f { x = f32[] parameter(0)  y = s32[] parameter(1)  c = f32[] convert(y)  m = f32[] multiply(x, c)  ROOT r = f32[] tanh(m) }
+ENTRY e {
+  a = f32[5,7]{0,1} parameter(0)
+  b = s32[5,7] parameter(1)
+  ROOT r = f32[5,7] map(a, b), dimensions={0,1}, to_apply=f
+})");
+}
+
+TEST(CodegenRandom, RngBitGenerator) {
+  Options exact;
+  exact.exact = true;
+  for (const std::string& algorithm : {"rng_three_fry", "rng_philox", "rng_default"}) {
+    for (const std::string& out :
+         {"u32[7,10]{0,1}", "u64[5]", "f32[3,3]", "u8[9]", "s64[]", "u32[0,4]", "u16[5,3,2]"}) {
+      for (const std::string& state : {"u64[2]", "u64[3]"}) {
+        Check(absl::StrCat("HloModule m\nENTRY e {\n  s = ", state, " parameter(0)\n  ROOT r = (",
+                           state, ", ", out, ") rng-bit-generator(s), algorithm=", algorithm,
+                           "\n}\n"),
+              exact);
+      }
+    }
+  }
+}
+
+TEST(CodegenFusion, LoopFusion) {
+  // A kLoop fusion with a reduce inside, a broadcast and a divide (the
+  // softmax denominator of XLA:CPU's mlp_b32).
+  Check(R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+fused {
+  c = f32[] constant(1)
+  b = f32[32]{0} broadcast(c), dimensions={}
+  p = f32[32,10]{1,0} parameter(0)
+  z = f32[] constant(0)
+  r = f32[32]{0} reduce(p, z), dimensions={1}, to_apply=add
+  ROOT d = f32[32]{0} divide(b, r)
+}
+ENTRY e {
+  a = f32[32,10]{1,0} parameter(0)
+  ROOT f = f32[32]{0} fusion(a), kind=kLoop, calls=fused
+})");
+  // Multi-output fusion.
+  Check(R"(
+HloModule m
+fused {
+  p = f32[6,4]{0,1} parameter(0)
+  q = f32[6,4] parameter(1)
+  a = f32[6,4] add(p, q)
+  t = f32[6,4] tanh(a)
+  ROOT r = (f32[6,4], f32[6,4]{0,1}) tuple(a, t)
+}
+ENTRY e {
+  x = f32[6,4]{0,1} parameter(0)
+  y = f32[6,4] parameter(1)
+  ROOT f = (f32[6,4], f32[6,4]{0,1}) fusion(x, y), kind=kLoop, calls=fused
+})");
+  // A fusion whose root is a dynamic-update-slice of a parameter.
+  Check(R"(
+HloModule m
+fused {
+  p = f32[8,6] parameter(0)
+  u = f32[2,6] parameter(1)
+  i = s32[] parameter(2)
+  z = s32[] constant(0)
+  n = f32[2,6] negate(u)
+  ROOT r = f32[8,6] dynamic-update-slice(p, n, i, z)
+}
+ENTRY e {
+  a = f32[8,6] parameter(0)
+  b = f32[2,6] parameter(1)
+  c = s32[] parameter(2)
+  ROOT f = f32[8,6] fusion(a, b, c), kind=kLoop, calls=fused
+})");
+}
+
+TEST(CodegenPartitions, LargeKernelsAgreeInEveryPartitionCount) {
+  // Big enough for many 64-element granules, so every partition has work.
+  Options o;
+  o.partitions = {1, 2, 5, 16};
+  Check(R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[300,7]{0,1} parameter(0)
+  i = s32[500,1] parameter(1)
+  u = f32[500,7] parameter(2)
+  ROOT r = f32[300,7]{0,1} scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})",
+        o);
+  Check(R"(
+HloModule m
+ge { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = pred[] compare(x, y), direction=GE }
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[4,24,24,5] parameter(0)
+  s = f32[4,12,12,5] parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[4,24,24,5] select-and-scatter(a, s, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=ge, scatter=add
+})",
+        o);
+  Check(R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[700,9]{0,1} parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[700] reduce(a, z), dimensions={1}, to_apply=add
+})",
+        o);
+  o.exact = true;
+  Check(R"(
+HloModule m
+ENTRY e {
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], u32[61,33]{0,1}) rng-bit-generator(s), algorithm=rng_three_fry
+})",
+        o);
+  Check(R"(
+HloModule m
+ENTRY e {
+  s = u64[3] parameter(0)
+  ROOT r = (u64[3], f32[1001]) rng-bit-generator(s), algorithm=rng_philox
+})",
+        o);
+  Check(R"(
+HloModule m
+ENTRY e {
+  p = s8[40,50]{0,1} parameter(0)
+  u = s8[30,7] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT r = s8[40,50]{0,1} dynamic-update-slice(p, u, i, j)
+})",
+        o);
+}
+
+TEST(CodegenErrors, UnimplementedNamesTheInstruction) {
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[4,4] parameter(0)
+  b = f32[4,4] parameter(1)
+  ROOT my_dot = f32[4,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_TRUE(module.ok());
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_FALSE(kernels.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(kernels.status())) << kernels.status();
+  EXPECT_NE(kernels.status().message().find("dot 'my_dot'"), std::string::npos) << kernels.status();
+}
+
+TEST(CodegenErrors, BadShapesAreErrorsNotCrashes) {
+  // A declared shape that disagrees with shape inference is refused.
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[4,4] parameter(0)
+  ROOT t = f32[4,4] transpose(a), dimensions={1,0}
+})");
+  ASSERT_TRUE(module.ok());
+  HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  root->attrs().dimensions = std::vector<int64_t>{0, 7};
+  auto kernels = SharedJit().Compile({KernelSpec{root}});
+  EXPECT_FALSE(kernels.ok());
+  // Packed sub-byte layouts are not compiled.
+  auto packed = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = s4[8]{0:E(4)} parameter(0)
+  ROOT n = s4[8]{0:E(4)} negate(a)
+})");
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  kernels = SharedJit().Compile({KernelSpec{(*packed)->entry_computation()->root_instruction()}});
+  ASSERT_FALSE(kernels.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(kernels.status())) << kernels.status();
+}
+
+TEST(CodegenPartitions, ThreadsAgreeWithOnePartition) {
+  // The same kernel split across real threads.
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[300,129]{0,1} parameter(0)
+  b = f32[300,129] parameter(1)
+  ROOT r = f32[300,129] atan2(a, b)
+})");
+  ASSERT_TRUE(module.ok());
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  const CompiledKernel& k = (*kernels)[0];
+  EXPECT_EQ(k.max_partitions, (300 * 129 + 63) / 64);  // granules of 64 elements
+  std::vector<float> a(300 * 129), b(300 * 129), one(300 * 129), many(300 * 129, -1);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-3, 3);
+  for (float& x : a) x = u(rng);
+  for (float& x : b) x = u(rng);
+  void* single[] = {a.data(), b.data(), one.data()};
+  k.function(single, 0, 1);
+  void* split[] = {a.data(), b.data(), many.data()};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < 7; ++p) threads.emplace_back([&, p] { k.function(split, p, 7); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(one, many);
+  // Partitions outside the range and non-positive counts.
+  std::vector<float> untouched(300 * 129, 5);
+  void* outside[] = {a.data(), b.data(), untouched.data()};
+  k.function(outside, 7, 7);
+  k.function(outside, -1, 7);
+  EXPECT_EQ(untouched, std::vector<float>(300 * 129, 5));
+  k.function(outside, 0, 0);
+  EXPECT_EQ(untouched, one);
+}
+
+}  // namespace
+}  // namespace xlite::codegen
+
+namespace xlite::codegen {
+namespace {
+
+std::string ReadText(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return "";
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
+  std::fclose(f);
+  return text;
+}
+
+TEST(CodegenJit, DumpsIrBeforeAndAfterOptimization) {
+  const std::string dir = ::testing::TempDir() + "/codegen_dump";
+  JitOptions options;
+  options.dump_to = dir;
+  auto jit = Jit::Create(options);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  EXPECT_FALSE((*jit)->cpu_name().empty());
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[1024] parameter(0)
+  b = f32[1024] parameter(1)
+  ROOT sum.1 = f32[1024] add(a, b)
+})");
+  ASSERT_TRUE(module.ok());
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  auto kernels = (*jit)->Compile({KernelSpec{root}, KernelSpec{root, "second"}}, "module_0001.m");
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  ASSERT_EQ(kernels->size(), 2u);
+  EXPECT_EQ((*kernels)[0].name, "sum_1");
+  EXPECT_EQ((*kernels)[1].name, "second");
+  const std::string before = ReadText(dir + "/module_0001.m.ir-no-opt.ll");
+  const std::string after = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
+  EXPECT_NE(before.find("define void @sum_1(ptr %buffers, i64 %partition, i64 %num_partitions)"),
+            std::string::npos)
+      << before;
+  EXPECT_NE(before.find("\"prefer-vector-width\"=\"512\""), std::string::npos);
+  EXPECT_NE(before.find("\"target-cpu\"=\"" + (*jit)->cpu_name() + "\""), std::string::npos);
+  // The optimized loop is vectorized.
+  EXPECT_NE(after.find("<16 x float>"), std::string::npos) << after;
+  // A second module gets its own files; names stay unique within the Jit.
+  auto again = (*jit)->Compile({KernelSpec{root}}, "module_0001.m");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)[0].name, "sum_1_1");
+  EXPECT_FALSE(ReadText(dir + "/module_0001.m.1.ir-no-opt.ll").empty());
+  // An unwritable dump directory is an error, not a crash.
+  JitOptions bad;
+  bad.dump_to = "/proc/no/such/dir";
+  auto bad_jit = Jit::Create(bad);
+  ASSERT_TRUE(bad_jit.ok());
+  EXPECT_FALSE((*bad_jit)->Compile({KernelSpec{root}}, "x").ok());
+}
+
+TEST(CodegenJit, BadOptionsAndSpecs) {
+  JitOptions options;
+  options.opt_level = 7;
+  EXPECT_FALSE(Jit::Create(options).ok());
+  EXPECT_FALSE(SharedJit().Compile({KernelSpec{nullptr}}).ok());
+}
+
+}  // namespace
+}  // namespace xlite::codegen
+
+namespace xlite::codegen {
+namespace {
+
+TEST(CodegenDenormals, FlushedUnderTheRuntimesMode) {
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  ROOT r = f32[4] multiply(a, b)
+})");
+  ASSERT_TRUE(module.ok());
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> a = {1e-30f, 1e-20f, 2.0f, 1e-39f}, b = {1e-10f, 1e-20f, 3.0f, 1e10f};
+  std::vector<float> out(4);
+  void* buffers[] = {a.data(), b.data(), out.data()};
+  {
+    ScopedFlushDenormals gradual(false);
+    (*kernels)[0].function(buffers, 0, 1);
+  }
+  EXPECT_GT(out[0], 0.0f);  // 1e-40 is a denormal
+  EXPECT_GT(out[3], 0.0f);  // a denormal input
+  {
+    ScopedFlushDenormals flush;
+    (*kernels)[0].function(buffers, 0, 1);
+  }
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 6.0f);
+  EXPECT_EQ(out[3], 0.0f);  // DAZ: the denormal input reads as zero
+}
+
+}  // namespace
+}  // namespace xlite::codegen

@@ -1,0 +1,246 @@
+// ORC LLJIT for the host CPU, the new pass manager's O2/O3 pipeline, and the
+// IR dumps XLA:CPU writes (*.ir-no-opt.ll, *.ir-with-opt.ll).
+#include "xlite/codegen/jit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "xlite/codegen/ir_emitter.h"
+#include "xlite/codegen/runtime_symbols.h"
+#include "xlite/support/status.h"
+
+namespace xlite::codegen {
+namespace {
+
+std::string ErrorText(llvm::Error error) {
+  std::string text;
+  llvm::handleAllErrors(std::move(error),
+                        [&](const llvm::ErrorInfoBase& e) { text += e.message(); });
+  return text;
+}
+
+void InitializeLlvmOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+std::string HostFeatures() {
+  llvm::StringMap<bool> features;
+  std::vector<std::string> list;
+  if (llvm::sys::getHostCPUFeatures(features)) {
+    for (const auto& f : features)
+      list.push_back(absl::StrCat(f.second ? "+" : "-", f.first().str()));
+  }
+  std::sort(list.begin(), list.end());
+  return absl::StrJoin(list, ",");
+}
+
+// A symbol name LLVM and the dumps print without quotes.
+std::string SanitizedName(absl::string_view name) {
+  std::string out;
+  for (char c : name) {
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  }
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "k_" + out;
+  return out;
+}
+
+absl::Status WriteModule(const llvm::Module& module, const std::string& path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
+  if (ec) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  module.print(out, nullptr);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct Jit::Impl {
+  JitOptions options;
+  std::string cpu;
+  std::string features;
+  std::unique_ptr<llvm::TargetMachine> target_machine;  // for the optimizer
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::set<std::string> names;
+  int64_t modules = 0;
+
+  absl::Status Optimize(llvm::Module& module);
+};
+
+Jit::Jit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Jit::~Jit() = default;
+
+const std::string& Jit::cpu_name() const { return impl_->cpu; }
+const std::string& Jit::cpu_features() const { return impl_->features; }
+
+absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
+  InitializeLlvmOnce();
+  if (options.opt_level < 0 || options.opt_level > 3) {
+    return InvalidArgument("opt_level must be 0 to 3, got ", options.opt_level);
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  impl->cpu = llvm::sys::getHostCPUName().str();
+  impl->features = HostFeatures();
+
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
+      llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) return Internal("LLVM cannot target this host: ", ErrorText(builder.takeError()));
+  builder->setCPU(impl->cpu);
+  builder->addFeatures(absl::StrSplit(impl->features, ',', absl::SkipEmpty()));
+  builder->setCodeGenOptLevel(impl->options.opt_level >= 2 ? llvm::CodeGenOpt::Aggressive
+                                                           : llvm::CodeGenOpt::Default);
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = builder->createTargetMachine();
+  if (!tm) return Internal("LLVM target machine: ", ErrorText(tm.takeError()));
+  impl->target_machine = std::move(*tm);
+
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
+  if (!jit) return Internal("LLJIT: ", ErrorText(jit.takeError()));
+  impl->lljit = std::move(*jit);
+  llvm::orc::JITDylib& dylib = impl->lljit->getMainJITDylib();
+  // The functions kernels call are defined explicitly; the process's own
+  // symbols (libc, libm) back anything LLVM itself introduces.
+  llvm::orc::SymbolMap symbols;
+  for (const auto& [name, address] : KernelRuntimeSymbols()) {
+    symbols[impl->lljit->mangleAndIntern(name)] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(address), llvm::JITSymbolFlags::Exported);
+  }
+  if (llvm::Error e = dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+    return Internal("defining runtime symbols: ", ErrorText(std::move(e)));
+  }
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      impl->lljit->getDataLayout().getGlobalPrefix());
+  if (!process) return Internal("process symbols: ", ErrorText(process.takeError()));
+  dylib.addGenerator(std::move(*process));
+  return std::unique_ptr<Jit>(new Jit(std::move(impl)));
+}
+
+absl::Status Jit::Impl::Optimize(llvm::Module& module) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = options.opt_level >= 2;
+  tuning.SLPVectorization = options.opt_level >= 2;
+  llvm::PassBuilder passes(target_machine.get(), tuning);
+  passes.registerModuleAnalyses(mam);
+  passes.registerCGSCCAnalyses(cgam);
+  passes.registerFunctionAnalyses(fam);
+  passes.registerLoopAnalyses(lam);
+  passes.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = llvm::OptimizationLevel::O0;
+  switch (options.opt_level) {
+    case 1:
+      level = llvm::OptimizationLevel::O1;
+      break;
+    case 2:
+      level = llvm::OptimizationLevel::O2;
+      break;
+    case 3:
+      level = llvm::OptimizationLevel::O3;
+      break;
+    default:
+      break;
+  }
+  llvm::ModulePassManager pipeline = level == llvm::OptimizationLevel::O0
+                                         ? passes.buildO0DefaultPipeline(level)
+                                         : passes.buildPerModuleDefaultPipeline(level);
+  pipeline.run(module, mam);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const KernelSpec> specs,
+                                                         absl::string_view dump_name) {
+  Impl& impl = *impl_;
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(
+      absl::StrCat("xlite_", SanitizedName(dump_name), "_", impl.modules), *context);
+  module->setDataLayout(impl.target_machine->createDataLayout());
+  module->setTargetTriple(impl.target_machine->getTargetTriple().str());
+
+  std::vector<CompiledKernel> kernels;
+  std::set<std::string> names_here;
+  for (const KernelSpec& spec : specs) {
+    if (spec.instruction == nullptr) return InvalidArgument("a kernel spec without instruction");
+    std::string base = SanitizedName(spec.name.empty() ? spec.instruction->name() : spec.name);
+    std::string name = base;
+    for (int k = 1; impl.names.count(name) || names_here.count(name); ++k) {
+      name = absl::StrCat(base, "_", k);
+    }
+    names_here.insert(name);
+    ASSIGN_OR_RETURN(int64_t partitions, EmitKernel(*spec.instruction, name, *module));
+    CompiledKernel kernel;
+    kernel.name = name;
+    kernel.buffer_shapes = KernelBufferShapes(*spec.instruction);
+    kernel.num_operands = spec.instruction->operand_count();
+    kernel.max_partitions = partitions;
+    kernels.push_back(std::move(kernel));
+  }
+  for (llvm::Function& f : *module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", impl.cpu);
+    f.addFnAttr("target-features", impl.features);
+    if (impl.options.prefer_vector_width > 0) {
+      f.addFnAttr("prefer-vector-width", std::to_string(impl.options.prefer_vector_width));
+    }
+  }
+  std::string verifier_errors;
+  llvm::raw_string_ostream verifier_out(verifier_errors);
+  if (llvm::verifyModule(*module, &verifier_out)) {
+    return Internal("the code generator emitted invalid IR: ", verifier_out.str());
+  }
+  const bool dump = !impl.options.dump_to.empty();
+  const std::string prefix =
+      absl::StrCat(impl.options.dump_to, "/", dump_name,
+                   impl.modules > 0 ? absl::StrCat(".", impl.modules) : std::string());
+  if (dump) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(impl.options.dump_to)) {
+      return absl::InternalError(
+          absl::StrCat("cannot create ", impl.options.dump_to, ": ", ec.message()));
+    }
+    RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-no-opt.ll"));
+  }
+  RETURN_IF_ERROR(impl.Optimize(*module));
+  if (dump) RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-with-opt.ll"));
+  ++impl.modules;
+  if (llvm::Error e = impl.lljit->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+    return Internal("adding the module to the JIT: ", ErrorText(std::move(e)));
+  }
+  for (CompiledKernel& kernel : kernels) {
+    llvm::Expected<llvm::orc::ExecutorAddr> address = impl.lljit->lookup(kernel.name);
+    if (!address) {
+      return Internal("JIT compilation of '", kernel.name, "': ", ErrorText(address.takeError()));
+    }
+    kernel.function = address->toPtr<KernelFunction>();
+    impl.names.insert(kernel.name);
+  }
+  return kernels;
+}
+
+}  // namespace xlite::codegen

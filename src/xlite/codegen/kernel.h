@@ -1,0 +1,82 @@
+// Kernels: JIT-compiled code for one HLO instruction (or one kLoop fusion),
+// and the C ABI the CPU runtime's thunks call them through. No LLVM here.
+//
+//   void kernel(void** buffers, int64_t partition, int64_t num_partitions);
+//
+// buffers: one pointer per array the instruction reads or writes, in this
+//   order: the operands (operand i of the instruction, whatever it is), then the
+//   outputs (the result, or one pointer per leaf of a tuple result, in leaf
+//   order). KernelBufferShapes() lists them.
+// Each buffer holds its array in the physical layout of its shape: element
+//   (i0, ..., in) lives at sum_d i_d * stride_d, strides following the layout's
+//   minor_to_major (the first entry is the fastest-varying dimension; shapes
+//   without a layout are row-major). Elements are little-endian, one element
+//   per PrimitiveByteWidth() bytes: pred and the sub-byte types (s2, s4, u4,
+//   f4e2m1fn, ...) take one byte each, the value in the low bits and the others
+//   zero, as Literal stores them (kernels ignore the high bits they read);
+//   complex is (real, imaginary). Packed sub-byte layouts (E(4)), tiles and
+//   dynamic shapes are not compiled (Unimplemented).
+// partition, num_partitions: the kernel does the part `partition` of
+//   `num_partitions` equal parts of its work (runs of 64-element granules of
+//   its first output, in physical order), so a thunk can run one kernel on
+//   several threads at once; together the parts produce the whole result.
+//   num_partitions <= 0 counts as 1; a partition outside [0, num_partitions)
+//   does nothing. CompiledKernel::max_partitions says beyond which count
+//   more parts are empty.
+// In place: dynamic-update-slice and scatter update their output in place
+//   when the runtime passes the same pointer for operand 0 (each input) and
+//   the output (the buffer planner aliases them); otherwise they copy first.
+//   An output may also share the buffer of an operand with its shape and
+//   layout whose element i it reads only for its own element i (elementwise
+//   ops, as XLA's CanShareBuffer allows). Other overlaps are not allowed, nor
+//   rng-bit-generator's state output on its state input.
+// Floating point: kernels assume the default rounding mode (nearest even);
+//   they are correct with or without flush-to-zero / denormals-are-zero, and
+//   the CPU runtime runs them with both set, as XLA:CPU does, so denormal
+//   results and inputs read as zero there (see docs/codegen.md).
+#ifndef XLITE_CODEGEN_KERNEL_H_
+#define XLITE_CODEGEN_KERNEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xlite/ir/instruction.h"
+#include "xlite/ir/shape.h"
+
+namespace xlite::codegen {
+
+using KernelFunction = void (*)(void** buffers, int64_t partition, int64_t num_partitions);
+
+// What to compile: one instruction inside a computation of a module that
+// outlives the compilation (the compiled code keeps no pointer to it).
+struct KernelSpec {
+  const HloInstruction* instruction = nullptr;
+  // The kernel's symbol; empty: derived from the instruction's name. Made
+  // unique within a Jit if taken.
+  std::string name;
+};
+
+struct CompiledKernel {
+  std::string name;  // the symbol in the JIT
+  KernelFunction function = nullptr;
+  // The shapes of buffers[0..n), operands then output leaves, with layouts.
+  std::vector<Shape> buffer_shapes;
+  int64_t num_operands = 0;
+  // Partitions beyond this many do no work (at least 1).
+  int64_t max_partitions = 1;
+};
+
+// The buffers of `instr`'s kernel: its operands' shapes, then the leaves of its
+// result; every array gets its layout (row-major where it has none).
+std::vector<Shape> KernelBufferShapes(const HloInstruction& instr);
+
+// Strides in elements of `shape`'s physical layout (see above).
+std::vector<int64_t> PhysicalStrides(const Shape& shape);
+
+// The dimensions of `shape` from the most minor to the most major.
+std::vector<int64_t> MinorToMajor(const Shape& shape);
+
+}  // namespace xlite::codegen
+
+#endif  // XLITE_CODEGEN_KERNEL_H_

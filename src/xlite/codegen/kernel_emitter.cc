@@ -1,0 +1,766 @@
+// Kernels: the loop around the elemental emitter, and the instructions that
+// are not one element at a time (scatter, select-and-scatter, in-place
+// dynamic-update-slice, rng-bit-generator's state).
+//
+// Partitions split the rows of an output (its elements with the most minor
+// dimension left out, in physical order) into equal ranges. Scatter and
+// select-and-scatter keep each output element with the partition that owns
+// its row: every partition walks all updates in the interpreter's order and
+// applies those that land in its rows, so each element sees its updates in
+// order whatever the partition count.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Intrinsics.h"
+#include "xlite/codegen/ir_emitter.h"
+#include "xlite/codegen/kernel.h"
+#include "xlite/support/status.h"
+
+namespace xlite::codegen {
+namespace {
+
+using llvm::Value;
+
+absl::Status Invalid(const HloInstruction& instr, absl::string_view what) {
+  return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", what);
+}
+
+// Partitions are ranges of whole granules of elements (in physical order):
+// vector loops stay whole and two threads never write one cache line.
+constexpr int64_t kGranule = 64;
+
+// An array's elements as rows: `outer_dims` (major to minor) select a row,
+// `minor` indexes within it.
+struct Rows {
+  Shape shape;
+  int64_t minor = -1;  // -1 for rank 0
+  int64_t inner = 1;
+  std::vector<int64_t> outer_dims;
+  int64_t count = 1;
+
+  int64_t elements() const { return count * inner; }
+  // Partitions beyond this many get no elements.
+  int64_t Partitions() const {
+    return std::max<int64_t>(1, (elements() + kGranule - 1) / kGranule);
+  }
+
+  static Rows Of(const Shape& shape) {
+    Rows rows;
+    rows.shape = shape;
+    const std::vector<int64_t> order = MinorToMajor(shape);
+    if (!order.empty()) {
+      rows.minor = order[0];
+      rows.inner = shape.dimensions(rows.minor);
+      for (size_t k = order.size(); k-- > 1;) {
+        rows.outer_dims.push_back(order[k]);
+        rows.count *= shape.dimensions(order[k]);
+      }
+    }
+    return rows;
+  }
+};
+
+class KernelEmitter {
+ public:
+  KernelEmitter(IrEmitter& e, Value* buffers, Value* partition, Value* num_partitions)
+      : e_(e),
+        b_(e.b()),
+        buffers_arg_(buffers),
+        partition_(partition),
+        num_partitions_(num_partitions) {}
+
+  absl::StatusOr<int64_t> Emit(const HloInstruction& instr);
+
+ private:
+  Value* I64(int64_t v) { return e_.I64(v); }
+  Value* BufferPointer(int64_t i);
+  // The buffer an instruction of the kernel body is read from, or -1.
+  int64_t BufferOf(const HloInstruction* instr) const {
+    auto it = input_buffer_.find(instr);
+    return it == input_buffer_.end() ? -1 : it->second;
+  }
+  void BindInput(const HloInstruction* instr, int64_t buffer);
+  // This partition's [begin, end) of the elements of `rows`, in physical order.
+  std::pair<Value*, Value*> PartitionRange(const Rows& rows);
+  // body(index) for the elements [begin, end) of `rows`, row by row.
+  absl::Status ForRows(const Rows& rows, Value* begin, Value* end,
+                       absl::FunctionRef<absl::Status(const IrIndex&)> body);
+  // Whether element `index` of `rows` lies in [begin, end) (ownership).
+  Value* Owned(const Rows& rows, const IrIndex& index, Value* begin, Value* end);
+
+  absl::StatusOr<int64_t> EmitElementalLoop(const HloInstruction& root);
+  absl::StatusOr<int64_t> EmitDynamicUpdateSlice(const HloInstruction& root);
+  absl::StatusOr<int64_t> EmitScatter(const HloInstruction& root);
+  absl::StatusOr<int64_t> EmitSelectAndScatter(const HloInstruction& root);
+  absl::StatusOr<int64_t> EmitRngBitGenerator(const HloInstruction& root);
+
+  IrEmitter& e_;
+  llvm::IRBuilder<>& b_;
+  Value* buffers_arg_;
+  Value* partition_;
+  Value* num_partitions_;
+  std::vector<Shape> buffer_shapes_;
+  std::vector<Value*> pointers_;
+  int64_t num_inputs_ = 0;
+  absl::flat_hash_map<const HloInstruction*, int64_t> input_buffer_;
+};
+
+Value* KernelEmitter::BufferPointer(int64_t i) {
+  if (pointers_[i] == nullptr) {
+    llvm::Type* ptr = llvm::PointerType::get(e_.context(), 0);
+    Value* slot = b_.CreateInBoundsGEP(ptr, buffers_arg_, I64(i));
+    pointers_[i] = b_.CreateAlignedLoad(ptr, slot, llvm::Align(8), absl::StrCat("buffer", i));
+  }
+  return pointers_[i];
+}
+
+void KernelEmitter::BindInput(const HloInstruction* instr, int64_t buffer) {
+  if (input_buffer_.contains(instr)) return;  // an operand used twice reads its first buffer
+  input_buffer_[instr] = buffer;
+  const Shape shape = buffer_shapes_[buffer];
+  Value* base = BufferPointer(buffer);
+  e_.Bind(instr, [this, shape, base](const IrIndex& index) -> absl::StatusOr<IrValues> {
+    if (static_cast<int64_t>(index.size()) != shape.rank()) {
+      return Internal("index of rank ", index.size(), " into a buffer of rank ", shape.rank());
+    }
+    return IrValues{e_.Load(shape.element_type(), base, e_.PhysicalOffset(shape, index))};
+  });
+}
+
+std::pair<Value*, Value*> KernelEmitter::PartitionRange(const Rows& rows) {
+  Value* one = I64(1);
+  Value* n = b_.CreateSelect(b_.CreateICmpSLT(num_partitions_, one), one, num_partitions_);
+  Value* p = partition_;
+  Value* valid = b_.CreateAnd(b_.CreateICmpSGE(p, I64(0)), b_.CreateICmpSLT(p, n));
+  Value* total = I64(rows.elements());
+  Value* granules = I64(rows.Partitions());
+  Value* chunk =
+      b_.CreateMul(b_.CreateUDiv(b_.CreateAdd(granules, b_.CreateSub(n, one)), n), I64(kGranule));
+  Value* begin = b_.CreateMul(b_.CreateSelect(valid, p, I64(0)), chunk);
+  begin = b_.CreateSelect(b_.CreateICmpUGT(begin, total), total, begin);
+  Value* end = b_.CreateAdd(begin, chunk);
+  end = b_.CreateSelect(b_.CreateICmpUGT(end, total), total, end);
+  return {begin, b_.CreateSelect(valid, end, begin)};
+}
+
+absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
+                                    absl::FunctionRef<absl::Status(const IrIndex&)> body) {
+  if (rows.elements() == 0) return absl::OkStatus();
+  const int64_t inner = rows.inner;
+  Value* first_row = b_.CreateUDiv(begin, I64(inner));
+  Value* last_row = b_.CreateUDiv(b_.CreateAdd(end, I64(inner - 1)), I64(inner));
+  return e_.ForLoop(
+      first_row, last_row,
+      [&](Value* row) -> absl::Status {
+        IrIndex index(rows.shape.rank(), nullptr);
+        Value* rest = row;
+        for (size_t k = rows.outer_dims.size(); k-- > 0;) {
+          const int64_t d = rows.outer_dims[k];
+          const int64_t size = std::max<int64_t>(rows.shape.dimensions(d), 1);
+          index[d] = k == 0 ? rest : b_.CreateURem(rest, I64(size));
+          if (k > 0) rest = b_.CreateUDiv(rest, I64(size));
+        }
+        if (rows.minor < 0) return body(index);
+        // The part of this row inside [begin, end).
+        Value* row_start = b_.CreateMul(row, I64(inner));
+        Value* lo = b_.CreateSelect(b_.CreateICmpUGT(begin, row_start),
+                                    b_.CreateSub(begin, row_start), I64(0));
+        Value* hi = b_.CreateSub(end, row_start);
+        hi = b_.CreateSelect(b_.CreateICmpSLT(hi, I64(inner)), hi, I64(inner));
+        return e_.ForLoop(
+            lo, hi,
+            [&](Value* j) -> absl::Status {
+              index[rows.minor] = j;
+              return body(index);
+            },
+            "inner.");
+      },
+      "row.");
+}
+
+Value* KernelEmitter::Owned(const Rows& rows, const IrIndex& index, Value* begin, Value* end) {
+  Value* element = I64(0);
+  for (int64_t d : rows.outer_dims) {
+    element = b_.CreateAdd(b_.CreateMul(element, I64(rows.shape.dimensions(d))), index[d]);
+  }
+  if (rows.minor >= 0) {
+    element = b_.CreateAdd(b_.CreateMul(element, I64(rows.inner)), index[rows.minor]);
+  }
+  return b_.CreateAnd(b_.CreateICmpSGE(element, begin), b_.CreateICmpSLT(element, end));
+}
+
+absl::StatusOr<int64_t> KernelEmitter::Emit(const HloInstruction& instr) {
+  buffer_shapes_ = KernelBufferShapes(instr);
+  pointers_.assign(buffer_shapes_.size(), nullptr);
+  // Every pointer is read up front: a store to an output could otherwise
+  // (for all LLVM knows) change `buffers`, and keep loads in the loops.
+  for (size_t i = 0; i < buffer_shapes_.size(); ++i) BufferPointer(i);
+  num_inputs_ = instr.operand_count();
+  for (int64_t i = 0; i < static_cast<int64_t>(buffer_shapes_.size()); ++i) {
+    if (!buffer_shapes_[i].IsArray()) {
+      return UnsupportedInstruction(instr,
+                                    i < num_inputs_ ? "a non-array operand" : "a non-array result");
+    }
+  }
+  const HloInstruction* root = &instr;
+  if (instr.opcode() == HloOpcode::kFusion) {
+    if (!instr.attrs().fusion_kind.empty() && instr.attrs().fusion_kind != "kLoop") {
+      return UnsupportedInstruction(instr, absl::StrCat("fusion kind ", instr.attrs().fusion_kind));
+    }
+    if (instr.called_computations().size() != 1 || instr.called_computations()[0] == nullptr) {
+      return Invalid(instr, "needs one fused computation");
+    }
+    const HloComputation& fused = *instr.called_computations()[0];
+    if (fused.num_parameters() != num_inputs_) {
+      return Invalid(instr, "operand count differs from the fused computation's parameters");
+    }
+    for (int64_t i = 0; i < num_inputs_; ++i) {
+      if (fused.parameter_instruction(i) == nullptr) return Invalid(instr, "missing parameter");
+      BindInput(fused.parameter_instruction(i), i);
+    }
+    root = fused.root_instruction();
+    if (!root->shape().EqualIgnoringLayout(instr.shape())) {
+      return Invalid(instr, "the fused root's shape differs from the fusion's");
+    }
+  } else {
+    for (int64_t i = 0; i < num_inputs_; ++i) BindInput(instr.operand(i), i);
+  }
+  switch (root->opcode()) {
+    case HloOpcode::kScatter:
+      return EmitScatter(*root);
+    case HloOpcode::kSelectAndScatter:
+      return EmitSelectAndScatter(*root);
+    case HloOpcode::kRngBitGenerator:
+      return EmitRngBitGenerator(*root);
+    case HloOpcode::kDynamicUpdateSlice:
+      return EmitDynamicUpdateSlice(*root);
+    default:
+      return EmitElementalLoop(*root);
+  }
+}
+
+absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& root) {
+  const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
+  if (outputs < 1) return Invalid(root, "has no output");
+  for (int64_t k = 1; k < outputs; ++k) {
+    if (buffer_shapes_[num_inputs_ + k].dimensions() != buffer_shapes_[num_inputs_].dimensions()) {
+      return UnsupportedInstruction(root, "a tuple result whose elements differ in dimensions");
+    }
+  }
+  const Rows rows = Rows::Of(buffer_shapes_[num_inputs_]);
+  auto [begin, end] = PartitionRange(rows);
+  RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
+    ASSIGN_OR_RETURN(IrValues values, e_.Emit(root, index));
+    if (static_cast<int64_t>(values.size()) != outputs) {
+      return Internal("'", root.name(), "' yields ", values.size(), " values for ", outputs,
+                      " outputs");
+    }
+    for (int64_t k = 0; k < outputs; ++k) {
+      const Shape& shape = buffer_shapes_[num_inputs_ + k];
+      e_.Store(shape.element_type(), values[k], BufferPointer(num_inputs_ + k),
+               e_.PhysicalOffset(shape, index));
+    }
+    return absl::OkStatus();
+  }));
+  return rows.Partitions();
+}
+
+// In place when the runtime passes the operand's buffer as the output: only
+// the update's elements are written. Otherwise every output element.
+absl::StatusOr<int64_t> KernelEmitter::EmitDynamicUpdateSlice(const HloInstruction& root) {
+  const int64_t operand_buffer = BufferOf(root.operand(0));
+  if (operand_buffer < 0 || root.operand_count() < 2) return EmitElementalLoop(root);
+  const Shape& out_shape = buffer_shapes_[num_inputs_];
+  const HloInstruction* update = root.operand(1);
+  if (update->shape().rank() != out_shape.rank()) return Invalid(root, "rank mismatch");
+  Shape update_shape = update->shape();
+  update_shape.SetDefaultLayoutIfMissing();
+  const Rows update_rows = Rows::Of(update_shape);
+  Value* out = BufferPointer(num_inputs_);
+  Value* in_place = b_.CreateICmpEQ(out, BufferPointer(operand_buffer));
+  int64_t partitions = 1;
+  ASSIGN_OR_RETURN(
+      IrValues unused,
+      e_.If(
+          in_place,
+          [&]() -> absl::StatusOr<IrValues> {
+            ASSIGN_OR_RETURN(IrIndex starts, e_.ClampedStarts(root, 2, out_shape.dimensions(),
+                                                              update_shape.dimensions()));
+            auto [begin, end] = PartitionRange(update_rows);
+            RETURN_IF_ERROR(ForRows(update_rows, begin, end, [&](const IrIndex& u) -> absl::Status {
+              ASSIGN_OR_RETURN(Value * v, e_.EmitOne(*update, u));
+              IrIndex to(u.size());
+              for (size_t d = 0; d < u.size(); ++d) {
+                to[d] = b_.CreateAdd(starts[d], u[d]);
+              }
+              e_.Store(out_shape.element_type(), v, out, e_.PhysicalOffset(out_shape, to));
+              return absl::OkStatus();
+            }));
+            return IrValues{};
+          },
+          [&]() -> absl::StatusOr<IrValues> {
+            ASSIGN_OR_RETURN(partitions, EmitElementalLoop(root));
+            return IrValues{};
+          }));
+  (void)unused;
+  return std::max(partitions, update_rows.Partitions());
+}
+
+absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
+  const int64_t n = (root.operand_count() - 1) / 2;
+  if (n < 1 || root.operand_count() != 2 * n + 1 || root.called_computations().size() != 1 ||
+      !root.attrs().scatter_dimension_numbers) {
+    return Invalid(root, "needs N inputs, indices, N updates, dimension numbers and a combiner");
+  }
+  const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
+  if (outputs != n) return Invalid(root, "result count differs from the input count");
+  const ScatterDimensionNumbers& dn = *root.attrs().scatter_dimension_numbers;
+  const HloComputation& combiner = *root.called_computations()[0];
+  const HloInstruction* indices = root.operand(n);
+  const Shape& input = root.operand(0)->shape();
+  const Shape& updates = root.operand(n + 1)->shape();
+  const int64_t rank = input.rank(), indices_rank = indices->shape().rank();
+  auto in_range = [](const std::vector<int64_t>& v, int64_t r) {
+    return std::all_of(v.begin(), v.end(), [r](int64_t d) { return d >= 0 && d < r; });
+  };
+  if (!IsInteger(indices->shape().element_type()) || dn.index_vector_dim < 0 ||
+      dn.index_vector_dim > indices_rank || !in_range(dn.update_window_dims, updates.rank()) ||
+      !in_range(dn.inserted_window_dims, rank) ||
+      !in_range(dn.scatter_dims_to_operand_dims, rank) || !in_range(dn.input_batching_dims, rank) ||
+      !in_range(dn.scatter_indices_batching_dims, indices_rank) ||
+      dn.input_batching_dims.size() != dn.scatter_indices_batching_dims.size()) {
+    return Invalid(root, "dimension numbers do not fit the shapes");
+  }
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  std::vector<int64_t> scatter_dims, window_operand_dims, index_batch_dims;
+  for (int64_t d = 0; d < updates.rank(); ++d) {
+    if (!contains(dn.update_window_dims, d)) scatter_dims.push_back(d);
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!contains(dn.inserted_window_dims, d) && !contains(dn.input_batching_dims, d)) {
+      window_operand_dims.push_back(d);
+    }
+  }
+  for (int64_t d = 0; d < indices_rank; ++d) {
+    if (d != dn.index_vector_dim) index_batch_dims.push_back(d);
+  }
+  const int64_t vector_size =
+      dn.index_vector_dim < indices_rank ? indices->shape().dimensions(dn.index_vector_dim) : 1;
+  if (static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size()) != vector_size ||
+      scatter_dims.size() != index_batch_dims.size() ||
+      window_operand_dims.size() != dn.update_window_dims.size()) {
+    return Invalid(root, "dimension numbers do not fit the shapes");
+  }
+  std::vector<int64_t> scatter_shape, window_shape, window_size(rank, 1);
+  for (int64_t d : scatter_dims) scatter_shape.push_back(updates.dimensions(d));
+  for (size_t k = 0; k < dn.update_window_dims.size(); ++k) {
+    window_shape.push_back(updates.dimensions(dn.update_window_dims[k]));
+    window_size[window_operand_dims[k]] = window_shape.back();
+  }
+  std::vector<PrimitiveType> types;
+  for (int64_t i = 0; i < n; ++i) types.push_back(buffer_shapes_[num_inputs_ + i].element_type());
+  for (int64_t i = 0; i < n; ++i) types.push_back(root.operand(n + 1 + i)->shape().element_type());
+
+  const Rows rows = Rows::Of(buffer_shapes_[num_inputs_]);
+  auto [begin, end] = PartitionRange(rows);
+  // 1. This partition's rows of each output start as the input (unless the
+  //    output is the input's own buffer).
+  std::vector<Value*> copy(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t in_buffer = BufferOf(root.operand(i));
+    copy[i] = in_buffer < 0
+                  ? b_.getTrue()
+                  : b_.CreateICmpNE(BufferPointer(in_buffer), BufferPointer(num_inputs_ + i));
+  }
+  RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
+    for (int64_t i = 0; i < n; ++i) {
+      RETURN_IF_ERROR(e_.When(copy[i], [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(Value * v, e_.EmitOne(*root.operand(i), index));
+        const Shape& shape = buffer_shapes_[num_inputs_ + i];
+        e_.Store(shape.element_type(), v, BufferPointer(num_inputs_ + i),
+                 e_.PhysicalOffset(shape, index));
+        return absl::OkStatus();
+      }));
+    }
+    return absl::OkStatus();
+  }));
+  // 2. Every update window, in order; the elements this partition owns.
+  RETURN_IF_ERROR(e_.ForLoopNest(scatter_shape, [&](const IrIndex& batch) -> absl::Status {
+    IrIndex position(indices_rank, I64(0));
+    for (size_t k = 0; k < index_batch_dims.size(); ++k) position[index_batch_dims[k]] = batch[k];
+    IrIndex start(rank, I64(0));
+    for (int64_t k = 0; k < vector_size; ++k) {
+      IrIndex at = position;
+      if (dn.index_vector_dim < indices_rank) at[dn.index_vector_dim] = I64(k);
+      ASSIGN_OR_RETURN(Value * raw, e_.EmitOne(*indices, at));
+      start[dn.scatter_dims_to_operand_dims[k]] =
+          e_.IndexValue(indices->shape().element_type(), raw);
+    }
+    for (size_t i = 0; i < dn.input_batching_dims.size(); ++i) {
+      start[dn.input_batching_dims[i]] = position[dn.scatter_indices_batching_dims[i]];
+    }
+    Value* fits = b_.getTrue();  // a window not wholly inside is skipped
+    for (int64_t d = 0; d < rank; ++d) {
+      fits = b_.CreateAnd(fits, b_.CreateICmpSGE(start[d], I64(0)));
+      fits =
+          b_.CreateAnd(fits, b_.CreateICmpSLE(start[d], I64(input.dimensions(d) - window_size[d])));
+    }
+    return e_.When(fits, [&]() -> absl::Status {
+      return e_.ForLoopNest(window_shape, [&](const IrIndex& window) -> absl::Status {
+        IrIndex update_index(updates.rank(), I64(0)), to = start;
+        for (size_t k = 0; k < scatter_dims.size(); ++k) update_index[scatter_dims[k]] = batch[k];
+        for (size_t k = 0; k < window.size(); ++k) {
+          update_index[dn.update_window_dims[k]] = window[k];
+          to[window_operand_dims[k]] = b_.CreateAdd(to[window_operand_dims[k]], window[k]);
+        }
+        return e_.When(Owned(rows, to, begin, end), [&]() -> absl::Status {
+          IrValues args;
+          std::vector<Value*> offsets;
+          for (int64_t i = 0; i < n; ++i) {
+            const Shape& shape = buffer_shapes_[num_inputs_ + i];
+            offsets.push_back(e_.PhysicalOffset(shape, to));
+            args.push_back(
+                e_.Load(shape.element_type(), BufferPointer(num_inputs_ + i), offsets[i]));
+          }
+          for (int64_t i = 0; i < n; ++i) {
+            ASSIGN_OR_RETURN(Value * u, e_.EmitOne(*root.operand(n + 1 + i), update_index));
+            args.push_back(u);
+          }
+          ASSIGN_OR_RETURN(IrValues result, e_.EmitConvertingCall(combiner, args, types, root));
+          if (static_cast<int64_t>(result.size()) != n) {
+            return Invalid(root, "the combiner must return one value per input");
+          }
+          const Shape& result_shape = combiner.root_instruction()->shape();
+          for (int64_t i = 0; i < n; ++i) {
+            const PrimitiveType result_type = result_shape.IsTuple()
+                                                  ? result_shape.tuple_shapes(i).element_type()
+                                                  : result_shape.element_type();
+            ASSIGN_OR_RETURN(Value * v, e_.Convert(root, result_type, types[i], result[i]));
+            e_.Store(types[i], v, BufferPointer(num_inputs_ + i), offsets[i]);
+          }
+          return absl::OkStatus();
+        });
+      });
+    });
+  }));
+  return rows.Partitions();
+}
+
+absl::StatusOr<int64_t> KernelEmitter::EmitSelectAndScatter(const HloInstruction& root) {
+  if (root.operand_count() != 3 || root.called_computations().size() != 2) {
+    return Invalid(root, "needs an operand, a source, an init value and two computations");
+  }
+  const HloInstruction* operand = root.operand(0);
+  const HloInstruction* source = root.operand(1);
+  const HloInstruction* init = root.operand(2);
+  const HloComputation& select = *root.called_computations()[0];
+  const HloComputation& scatter = *root.called_computations()[1];
+  const Shape& out_shape = buffer_shapes_[num_inputs_];
+  const PrimitiveType type = out_shape.element_type();
+  const PrimitiveType source_type = source->shape().element_type();
+  const int64_t rank = operand->shape().rank();
+  static const Window kNoWindow;
+  const Window& window = root.attrs().window ? *root.attrs().window : kNoWindow;
+  if (static_cast<int64_t>(window.dimensions.size()) != rank || source->shape().rank() != rank) {
+    return Invalid(root, "window rank differs from the operand's");
+  }
+  std::vector<int64_t> sizes;
+  for (const WindowDimension& w : window.dimensions) {
+    if (w.window_reversal) return UnsupportedInstruction(root, "window reversal");
+    if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) {
+      return Invalid(root, "window strides and dilations must be positive");
+    }
+    sizes.push_back(w.size);
+  }
+  Value* out = BufferPointer(num_inputs_);
+  const Rows rows = Rows::Of(out_shape);
+  auto [begin, end] = PartitionRange(rows);
+  ASSIGN_OR_RETURN(Value * init_value, e_.EmitOne(*init, {}));
+  RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
+    e_.Store(type, init_value, out, e_.PhysicalOffset(out_shape, index));
+    return absl::OkStatus();
+  }));
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::AllocaInst* found = e_.Alloca(b_.getInt1Ty(), "found");
+  llvm::AllocaInst* kept_value = e_.Alloca(e_.IrType(type), "kept");
+  std::vector<llvm::AllocaInst*> kept_index;
+  for (int64_t d = 0; d < rank; ++d) kept_index.push_back(e_.Alloca(i64, "kept.index"));
+  RETURN_IF_ERROR(
+      e_.ForLoopNest(source->shape().dimensions(), [&](const IrIndex& s) -> absl::Status {
+        b_.CreateStore(b_.getFalse(), found);
+        RETURN_IF_ERROR(e_.ForLoopNest(sizes, [&](const IrIndex& k) -> absl::Status {
+          IrIndex at(rank);
+          Value* valid = b_.getTrue();
+          for (int64_t d = 0; d < rank; ++d) {
+            const WindowDimension& w = window.dimensions[d];
+            Value* x = b_.CreateSub(b_.CreateAdd(b_.CreateMul(s[d], I64(w.stride)),
+                                                 b_.CreateMul(k[d], I64(w.window_dilation))),
+                                    I64(w.padding_low));
+            valid = b_.CreateAnd(valid, b_.CreateICmpSGE(x, I64(0)));
+            if (w.base_dilation > 1) {
+              valid = b_.CreateAnd(valid,
+                                   b_.CreateICmpEQ(b_.CreateSRem(x, I64(w.base_dilation)), I64(0)));
+              x = b_.CreateSDiv(x, I64(w.base_dilation));
+            }
+            valid = b_.CreateAnd(valid, b_.CreateICmpSLT(x, I64(operand->shape().dimensions(d))));
+            at[d] = x;
+          }
+          return e_.When(valid, [&]() -> absl::Status {
+            ASSIGN_OR_RETURN(Value * v, e_.EmitOne(*operand, at));
+            Value* have = b_.CreateLoad(b_.getInt1Ty(), found);
+            // The first element is kept; a later one replaces it when
+            // select(kept, later) is false.
+            ASSIGN_OR_RETURN(
+                IrValues take,
+                e_.If(
+                    have,
+                    [&]() -> absl::StatusOr<IrValues> {
+                      Value* kept = b_.CreateLoad(kept_value->getAllocatedType(), kept_value);
+                      ASSIGN_OR_RETURN(
+                          IrValues r, e_.EmitConvertingCall(select, {kept, v}, {type, type}, root));
+                      if (r.size() != 1 || !r[0]->getType()->isIntegerTy(8)) {
+                        return Invalid(root, "select must return pred[]");
+                      }
+                      return IrValues{b_.CreateICmpEQ(r[0], b_.getInt8(0))};
+                    },
+                    [&]() -> absl::StatusOr<IrValues> { return IrValues{b_.getTrue()}; }));
+            return e_.When(take[0], [&]() -> absl::Status {
+              b_.CreateStore(b_.getTrue(), found);
+              b_.CreateStore(v, kept_value);
+              for (int64_t d = 0; d < rank; ++d) b_.CreateStore(at[d], kept_index[d]);
+              return absl::OkStatus();
+            });
+          });
+        }));
+        Value* have = b_.CreateLoad(b_.getInt1Ty(), found);
+        return e_.When(have, [&]() -> absl::Status {
+          IrIndex target(rank);
+          for (int64_t d = 0; d < rank; ++d) target[d] = b_.CreateLoad(i64, kept_index[d]);
+          return e_.When(Owned(rows, target, begin, end), [&]() -> absl::Status {
+            Value* offset = e_.PhysicalOffset(out_shape, target);
+            Value* current = e_.Load(type, out, offset);
+            ASSIGN_OR_RETURN(Value * src, e_.EmitOne(*source, s));
+            ASSIGN_OR_RETURN(IrValues r, e_.EmitConvertingCall(scatter, {current, src},
+                                                               {type, source_type}, root));
+            if (r.size() != 1) return Invalid(root, "scatter must return one value");
+            ASSIGN_OR_RETURN(
+                Value * v,
+                e_.Convert(root, scatter.root_instruction()->shape().element_type(), type, r[0]));
+            e_.Store(type, v, out, offset);
+            return absl::OkStatus();
+          });
+        });
+      }));
+  return rows.Partitions();
+}
+
+// ------------------------------------------------------------ random bits
+
+// Threefry-2x32 (20 rounds) and Philox-4x32-10, as the interpreter's
+// eval_random.cc (XLA's prng.cc) defines them.
+struct Generators {
+  llvm::IRBuilder<>& b;
+
+  Value* C32(uint32_t v) { return b.getInt32(v); }
+  Value* RotateLeft(Value* v, int distance) {
+    return b.CreateOr(b.CreateShl(v, distance), b.CreateLShr(v, 32 - distance));
+  }
+  std::array<Value*, 2> Threefry(std::array<Value*, 2> key, std::array<Value*, 2> counter) {
+    static constexpr int kRotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+    Value* schedule[3] = {key[0], key[1],
+                          b.CreateXor(C32(0x1BD11BDA), b.CreateXor(key[0], key[1]))};
+    Value* x0 = b.CreateAdd(counter[0], schedule[0]);
+    Value* x1 = b.CreateAdd(counter[1], schedule[1]);
+    for (uint32_t injection = 1; injection <= 5; ++injection) {
+      for (int rotation : kRotations[(injection - 1) % 2]) {
+        x0 = b.CreateAdd(x0, x1);
+        x1 = b.CreateXor(RotateLeft(x1, rotation), x0);
+      }
+      x0 = b.CreateAdd(x0, schedule[injection % 3]);
+      x1 = b.CreateAdd(x1, b.CreateAdd(schedule[(injection + 1) % 3], C32(injection)));
+    }
+    return {x0, x1};
+  }
+  std::array<Value*, 4> Philox(std::array<Value*, 2> key, std::array<Value*, 4> x) {
+    llvm::Type* i64 = b.getInt64Ty();
+    llvm::Type* i32 = b.getInt32Ty();
+    for (int round = 0; round < 10; ++round) {
+      Value* p0 = b.CreateMul(b.CreateZExt(x[0], i64), b.getInt64(0xD2511F53));
+      Value* p1 = b.CreateMul(b.CreateZExt(x[2], i64), b.getInt64(0xCD9E8D57));
+      auto high = [&](Value* p) { return b.CreateTrunc(b.CreateLShr(p, 32), i32); };
+      auto low = [&](Value* p) { return b.CreateTrunc(p, i32); };
+      x = {b.CreateXor(b.CreateXor(high(p1), x[1]), key[0]), low(p1),
+           b.CreateXor(b.CreateXor(high(p0), x[3]), key[1]), low(p0)};
+      key[0] = b.CreateAdd(key[0], C32(0x9E3779B9));
+      key[1] = b.CreateAdd(key[1], C32(0xBB67AE85));
+    }
+    return x;
+  }
+  std::array<Value*, 2> Split(Value* v) {
+    return {b.CreateTrunc(v, b.getInt32Ty()), b.CreateTrunc(b.CreateLShr(v, 32), b.getInt32Ty())};
+  }
+  Value* Join(Value* low, Value* high) {
+    llvm::Type* i64 = b.getInt64Ty();
+    return b.CreateOr(b.CreateZExt(low, i64), b.CreateShl(b.CreateZExt(high, i64), 32));
+  }
+};
+
+absl::StatusOr<int64_t> KernelEmitter::EmitRngBitGenerator(const HloInstruction& root) {
+  const HloInstruction* state = root.operand(0);
+  const Shape& s = state->shape();
+  const bool u64_like =
+      s.element_type() == PrimitiveType::U64 || s.element_type() == PrimitiveType::S64;
+  if (root.operand_count() != 1 || s.rank() != 1 || !u64_like || s.dimensions(0) < 2) {
+    return UnsupportedInstruction(root,
+                                  absl::StrCat("rng-bit-generator state ", s.ToString(false)));
+  }
+  const std::string& algorithm = root.attrs().algorithm;
+  const bool threefry = algorithm == "rng_three_fry";
+  if (!threefry && algorithm != "rng_philox" && algorithm != "rng_default" && !algorithm.empty()) {
+    return UnsupportedInstruction(root, absl::StrCat("rng algorithm '", algorithm, "'"));
+  }
+  if (buffer_shapes_.size() != static_cast<size_t>(num_inputs_ + 2)) {
+    return Invalid(root, "the result must be (state, bits)");
+  }
+  const Shape& state_out = buffer_shapes_[num_inputs_];
+  const Shape& bits_shape = buffer_shapes_[num_inputs_ + 1];
+  const PrimitiveType type = bits_shape.element_type();
+  if (type == PrimitiveType::PRED || IsComplex(type)) {
+    return UnsupportedInstruction(root,
+                                  absl::StrCat("random bits of type ", PrimitiveTypeName(type)));
+  }
+  const int width = PrimitiveBitWidth(type) <= 32 ? 32 : 64;
+  const std::vector<int64_t>& dims = bits_shape.dimensions();
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  // Threefry's 32-bit values come in pairs along one dimension (XLA's
+  // SplitShapeIntoHalves): the first even one, else the first largest.
+  int64_t split_dim = -1, outer = 1, size = 1, inner = 1;
+  if (!dims.empty()) {
+    for (size_t i = 0; i < dims.size() && split_dim < 0; ++i) {
+      if (dims[i] % 2 == 0) split_dim = static_cast<int64_t>(i);
+    }
+    if (split_dim < 0) {
+      split_dim = 0;
+      for (size_t i = 1; i < dims.size(); ++i) {
+        if (dims[i] > dims[split_dim]) split_dim = static_cast<int64_t>(i);
+      }
+    }
+    for (int64_t i = 0; i < split_dim; ++i) outer *= dims[i];
+    size = dims[split_dim];
+    for (size_t i = split_dim + 1; i < dims.size(); ++i) inner *= dims[i];
+  }
+  const int64_t pairs = (size + 1) / 2;
+  const int64_t per_block = width == 64 ? 2 : 4;
+  const uint64_t advance = threefry
+                               ? static_cast<uint64_t>(width == 64 ? count : outer * pairs * inner)
+                               : static_cast<uint64_t>((count + per_block - 1) / per_block);
+  Generators g{b_};
+  ASSIGN_OR_RETURN(Value * key, e_.EmitOne(*state, {I64(0)}));
+  ASSIGN_OR_RETURN(Value * counter, e_.EmitOne(*state, {I64(1)}));
+  const bool long_state = s.dimensions(0) >= 3;
+  Value* counter_high = key;
+  if (!threefry && long_state) {
+    ASSIGN_OR_RETURN(counter_high, e_.EmitOne(*state, {I64(2)}));
+  }
+  // The new state: written once, by partition 0.
+  RETURN_IF_ERROR(e_.When(b_.CreateICmpEQ(partition_, I64(0)), [&]() -> absl::Status {
+    Value* out = BufferPointer(num_inputs_);
+    for (int64_t i = 0; i < s.dimensions(0); ++i) {
+      ASSIGN_OR_RETURN(Value * v, e_.EmitOne(*state, {I64(i)}));
+      if (i == 1) {
+        Value* low = b_.CreateAdd(counter, I64(static_cast<int64_t>(advance)));
+        v = low;
+      } else if (i == 2 && !threefry) {
+        Value* low = b_.CreateAdd(counter, I64(static_cast<int64_t>(advance)));
+        Value* carry = b_.CreateZExt(b_.CreateICmpULT(low, counter), b_.getInt64Ty());
+        v = b_.CreateAdd(v, carry);
+      }
+      e_.Store(state_out.element_type(), v, out, e_.PhysicalOffset(state_out, {I64(i)}));
+    }
+    return absl::OkStatus();
+  }));
+  const std::array<Value*, 2> key_words = g.Split(key);
+  const Rows rows = Rows::Of(bits_shape);
+  auto [begin, end] = PartitionRange(rows);
+  RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
+    Value* i = e_.RowMajorLinear(dims, index);
+    Value* value;
+    if (threefry) {
+      if (width == 64) {
+        auto x = g.Threefry(key_words, g.Split(b_.CreateAdd(counter, i)));
+        value = g.Join(x[0], x[1]);
+      } else {
+        // Element i's pair and side in the [outer, pairs, inner] split.
+        Value* o = b_.CreateUDiv(i, I64(std::max<int64_t>(size * inner, 1)));
+        Value* j = b_.CreateURem(b_.CreateUDiv(i, I64(std::max<int64_t>(inner, 1))),
+                                 I64(std::max<int64_t>(size, 1)));
+        Value* m = b_.CreateURem(i, I64(std::max<int64_t>(inner, 1)));
+        Value* pair = b_.CreateAdd(
+            b_.CreateMul(b_.CreateAdd(b_.CreateMul(o, I64(pairs)), b_.CreateUDiv(j, I64(2))),
+                         I64(inner)),
+            m);
+        Value* side = b_.CreateICmpNE(b_.CreateURem(j, I64(2)), I64(0));
+        auto x = g.Threefry(key_words, g.Split(b_.CreateAdd(counter, pair)));
+        value = b_.CreateZExt(b_.CreateSelect(side, x[1], x[0]), b_.getInt64Ty());
+      }
+    } else {
+      Value* block = b_.CreateUDiv(i, I64(per_block));
+      Value* k = b_.CreateURem(i, I64(per_block));
+      Value* low = b_.CreateAdd(counter, block);
+      Value* high = b_.CreateAdd(counter_high,
+                                 b_.CreateZExt(b_.CreateICmpULT(low, counter), b_.getInt64Ty()));
+      auto lo = g.Split(low);
+      auto hi = g.Split(high);
+      auto x = g.Philox(key_words, {lo[0], lo[1], hi[0], hi[1]});
+      if (width == 64) {
+        Value* first = g.Join(x[0], x[1]);
+        Value* second = g.Join(x[2], x[3]);
+        value = b_.CreateSelect(b_.CreateICmpEQ(k, I64(0)), first, second);
+      } else {
+        Value* w = b_.CreateSelect(b_.CreateICmpEQ(k, I64(0)), x[0], x[1]);
+        w = b_.CreateSelect(b_.CreateICmpEQ(k, I64(2)), x[2], w);
+        w = b_.CreateSelect(b_.CreateICmpEQ(k, I64(3)), x[3], w);
+        value = b_.CreateZExt(w, b_.getInt64Ty());
+      }
+    }
+    const int bits = PrimitiveBitWidth(type);
+    Value* v = e_.FromBits(type, b_.CreateTrunc(value, b_.getIntNTy(bits)));
+    e_.Store(type, v, BufferPointer(num_inputs_ + 1), e_.PhysicalOffset(bits_shape, index));
+    return absl::OkStatus();
+  }));
+  return rows.Partitions();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> EmitKernel(const HloInstruction& instr, const std::string& name,
+                                   llvm::Module& module) {
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::FunctionType* type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, i64}, false);
+  llvm::Function* function =
+      llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", function);
+  llvm::IRBuilder<> builder(entry);
+  IrEmitter emitter(module, *function, builder);
+  KernelEmitter kernel(emitter, function->getArg(0), function->getArg(1), function->getArg(2));
+  function->getArg(0)->setName("buffers");
+  function->getArg(1)->setName("partition");
+  function->getArg(2)->setName("num_partitions");
+  absl::StatusOr<int64_t> partitions = kernel.Emit(instr);
+  if (!partitions.ok()) {
+    function->eraseFromParent();
+    return partitions.status();
+  }
+  builder.CreateRetVoid();
+  return partitions;
+}
+
+}  // namespace xlite::codegen
