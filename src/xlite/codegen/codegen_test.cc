@@ -292,6 +292,32 @@ TEST(CodegenElementwise, Compare) {
   }
 }
 
+// NaNs, signed zeros and infinities under each comparison order (random
+// inputs rarely hold them): every pair of these values, as constants.
+TEST(CodegenElementwise, CompareOrdersOnSpecialValues) {
+  const std::vector<std::string> values = {"nan", "-nan", "0", "-0", "inf", "-inf", "1", "-1.5"};
+  std::vector<std::string> lhs, rhs;
+  for (const std::string& a : values) {
+    for (const std::string& b : values) {
+      lhs.push_back(a);
+      rhs.push_back(b);
+    }
+  }
+  const std::string n = std::to_string(lhs.size());
+  for (const std::string type : {"f32", "f64", "f16", "bf16"}) {
+    for (const std::string order :
+         {"", ", order=TOTAL", ", order=WEAK", ", order=PARTIAL", ", type=TOTALORDER"}) {
+      for (const std::string dir : {"EQ", "NE", "GE", "GT", "LE", "LT"}) {
+        Check(absl::StrCat("HloModule m\nENTRY e {\n  a = ", type, "[", n, "] constant({",
+                           absl::StrJoin(lhs, ", "), "})\n  b = ", type, "[", n, "] constant({",
+                           absl::StrJoin(rhs, ", "), "})\n  ROOT r = pred[", n,
+                           "] compare(a, b), direction=", dir, order, "\n}\n"),
+              {.exact = true});
+      }
+    }
+  }
+}
+
 TEST(CodegenElementwise, Convert) {
   const std::vector<std::string> types = {
       "pred",          "s2",     "s4",       "u4",       "s8",         "s16",

@@ -9,12 +9,14 @@
 //  - transcendental functions call the C library (libm), complex functions
 //    the helpers in runtime_symbols.cc (std::complex, as the interpreter).
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Intrinsics.h"
 #include "xlite/codegen/ir_emitter.h"
 #include "xlite/codegen/runtime_symbols.h"
+#include "xlite/ir/comparison.h"
 #include "xlite/ir/float_format.h"
 #include "xlite/support/status.h"
 
@@ -142,7 +144,7 @@ absl::StatusOr<Value*> IrEmitter::EmitElementwise(const HloInstruction& instr,
 absl::StatusOr<Value*> IrEmitter::EmitCompare(const HloInstruction& instr, Value* x, Value* y) {
   const PrimitiveType type = TypeOf(*instr.operand(0));
   const ComparisonDirection dir = instr.attrs().comparison_direction;
-  const ComparisonType cmp = instr.attrs().comparison_type.value_or(ComparisonType::kDefault);
+  const ComparisonOrder order = EffectiveComparisonOrder(instr.attrs(), type);
   using P = llvm::CmpInst::Predicate;
   auto int_predicate = [&](bool is_signed) {
     switch (dir) {
@@ -166,32 +168,39 @@ absl::StatusOr<Value*> IrEmitter::EmitCompare(const HloInstruction& instr, Value
     case PrimitiveKind::kPred:
     case PrimitiveKind::kSigned:
     case PrimitiveKind::kUnsigned: {
-      const bool is_signed =
-          cmp == ComparisonType::kSigned || (cmp != ComparisonType::kUnsigned && IsSignedInt(type));
-      result = b_.CreateICmp(int_predicate(is_signed), x, y);
+      // As XLA and the interpreter: the element type decides signedness; the
+      // older type=SIGNED/UNSIGNED only ever meant a total order.
+      result = b_.CreateICmp(int_predicate(IsSignedInt(type)), x, y);
       break;
     }
     case PrimitiveKind::kFloat: {
-      if (cmp == ComparisonType::kTotalOrder) {
-        // Signed order of (bits ^ (sign ? 0x7f..f : 0)) is the total order.
+      if (order != ComparisonOrder::kPartial) {
+        // Signed order of (bits ^ (sign ? 0x7f..f : 0)) is the total order;
+        // the weak order first maps -0 to +0 and every NaN above +inf.
         const FloatFormat f = *GetFloatFormat(type);
-        Value* a = ToBits(type, x);
-        Value* c = ToBits(type, y);
-        if (f.has_sign) {
-          const int bits = PrimitiveBitWidth(type);
-          llvm::Type* t = a->getType();
-          llvm::Value* magnitude = llvm::ConstantInt::get(
-              t, bits >= 64 ? ~uint64_t{0} >> 1 : (uint64_t{1} << (bits - 1)) - 1);
-          auto key = [&](Value* v) {
-            return b_.CreateSelect(b_.CreateICmpSLT(v, llvm::ConstantInt::get(t, 0)),
-                                   b_.CreateXor(v, magnitude), v);
-          };
-          a = key(a);
-          c = key(c);
-          result = b_.CreateICmp(int_predicate(true), a, c);
-        } else {
-          result = b_.CreateICmp(int_predicate(false), a, c);
-        }
+        const int bits = PrimitiveBitWidth(type);
+        auto key = [&](Value* v) {
+          Value* k = ToBits(type, v);
+          llvm::Type* t = k->getType();
+          if (f.has_sign) {
+            llvm::Value* magnitude = llvm::ConstantInt::get(
+                t, bits >= 64 ? ~uint64_t{0} >> 1 : (uint64_t{1} << (bits - 1)) - 1);
+            k = b_.CreateSelect(b_.CreateICmpSLT(k, llvm::ConstantInt::get(t, 0)),
+                                b_.CreateXor(k, magnitude), k);
+          }
+          // Keys compare as signed i64, as the interpreter's do.
+          llvm::Type* i64 = b_.getInt64Ty();
+          k = f.has_sign ? b_.CreateSExtOrTrunc(k, i64) : b_.CreateZExtOrTrunc(k, i64);
+          if (order == ComparisonOrder::kWeak) {
+            Value* value = ToCompute(type, v);
+            Value* zero = llvm::ConstantFP::get(value->getType(), 0.0);
+            k = b_.CreateSelect(b_.CreateFCmpOEQ(value, zero), b_.getInt64(0), k);
+            k = b_.CreateSelect(b_.CreateFCmpUNO(value, value),
+                                b_.getInt64(std::numeric_limits<int64_t>::max()), k);
+          }
+          return k;
+        };
+        result = b_.CreateICmp(int_predicate(true), key(x), key(y));
         break;
       }
       Value* a = ToCompute(type, x);
