@@ -20,6 +20,17 @@ using len_t = size_t;
 
 extern "C" {
 // BLAS level 3.
+void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*,
+            const float*, const int*, const float*, const int*, const float*, float*, const int*,
+            len_t, len_t);
+void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
+            const double*, const int*, const double*, const int*, const double*, double*,
+            const int*, len_t, len_t);
+void cgemm_(const char*, const char*, const int*, const int*, const int*, const cf*, const cf*,
+            const int*, const cf*, const int*, const cf*, cf*, const int*, len_t, len_t);
+void zgemm_(const char*, const char*, const int*, const int*, const int*, const cd*, const cd*,
+            const int*, const cd*, const int*, const cd*, cd*, const int*, len_t, len_t);
+
 void strsm_(const char*, const char*, const char*, const char*, const int*, const int*,
             const float*, const float*, const int*, float*, const int*, len_t, len_t, len_t, len_t);
 void dtrsm_(const char*, const char*, const char*, const char*, const int*, const int*,

@@ -1,0 +1,170 @@
+#include "xlite/hostlib/matmul.h"
+
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "xlite/hostlib/element_access.h"
+#include "xlite/hostlib/lapack_fortran.h"
+#include "xlite/hostlib/onednn.h"
+#include "xlite/support/status.h"
+
+namespace xlite::hostlib {
+namespace {
+
+absl::Status CheckShape(const MatmulShape& s) {
+  if (s.batch < 0 || s.m < 0 || s.k < 0 || s.n < 0) {
+    return InvalidArgument("matmul: negative dimension in [", s.batch, ",", s.m, ",", s.k, "] x [",
+                           s.batch, ",", s.k, ",", s.n, "]");
+  }
+  // Every buffer's element count must fit int64.
+  const int64_t limit = std::numeric_limits<int64_t>::max();
+  for (auto [a, b] : {std::pair{s.m, s.k}, std::pair{s.k, s.n}, std::pair{s.m, s.n}}) {
+    if (a != 0 && b != 0 && (b > limit / a || (s.batch != 0 && a * b > limit / s.batch))) {
+      return InvalidArgument("matmul: [", s.batch, ",", s.m, ",", s.k, ",", s.n,
+                             "] has more elements than int64 counts");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// BLAS: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, so ?gemm gets B first.
+
+template <typename T>
+void Gemm(int m, int n, int k, const T* a, const T* b, T* c) {
+  const T one(1), zero(0);
+  const auto gemm =
+      fortran::Pick<T>(fortran::sgemm_, fortran::dgemm_, fortran::cgemm_, fortran::zgemm_);
+  const int lda = std::max(k, 1), ldb = std::max(n, 1), ldc = std::max(n, 1);
+  gemm("N", "N", &n, &m, &k, &one, b, &ldb, a, &lda, &zero, c, &ldc, 1, 1);
+}
+
+template <typename T>
+void BlasMatmul(const MatmulShape& s, const void* lhs, const void* rhs, void* out) {
+  const T* a = static_cast<const T*>(lhs);
+  const T* b = static_cast<const T*>(rhs);
+  T* c = static_cast<T*>(out);
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Gemm<T>(static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), a + i * s.m * s.k,
+            b + i * s.k * s.n, c + i * s.m * s.n);
+  }
+}
+
+absl::Status Blas(const MatmulShape& s, ElementType lhs_type, const void* lhs, ElementType rhs_type,
+                  const void* rhs, ElementType out_type, void* out) {
+  if (lhs_type != rhs_type || lhs_type != out_type) {
+    return Unimplemented("BLAS gemm: mixed types ", ElementTypeName(lhs_type), " x ",
+                         ElementTypeName(rhs_type), " -> ", ElementTypeName(out_type));
+  }
+  const int64_t int_max = std::numeric_limits<int>::max();
+  if (s.m > int_max || s.n > int_max || s.k > int_max) {
+    return Unimplemented("BLAS gemm: a dimension of [", s.m, ",", s.k, ",", s.n,
+                         "] exceeds BLAS's 32-bit integers");
+  }
+  switch (lhs_type) {
+    case ElementType::kF32:
+      BlasMatmul<float>(s, lhs, rhs, out);
+      return absl::OkStatus();
+    case ElementType::kF64:
+      BlasMatmul<double>(s, lhs, rhs, out);
+      return absl::OkStatus();
+    case ElementType::kC64:
+      BlasMatmul<std::complex<float>>(s, lhs, rhs, out);
+      return absl::OkStatus();
+    case ElementType::kC128:
+      BlasMatmul<std::complex<double>>(s, lhs, rhs, out);
+      return absl::OkStatus();
+    default:
+      return Unimplemented("BLAS gemm: no routine for ", ElementTypeName(lhs_type));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Own loops, in the computation type T (matmul.h's rules).
+
+template <typename T>
+void LoopMatmul(const MatmulShape& s, ElementType lhs_type, const void* lhs, ElementType rhs_type,
+                const void* rhs, ElementType out_type, void* out) {
+  const std::vector<T> a = LoadAll<T>(lhs_type, lhs, s.batch * s.m * s.k);
+  const std::vector<T> b = LoadAll<T>(rhs_type, rhs, s.batch * s.k * s.n);
+  std::vector<T> row(s.n);
+  for (int64_t batch = 0; batch < s.batch; ++batch) {
+    const T* a_batch = a.data() + batch * s.m * s.k;
+    const T* b_batch = b.data() + batch * s.k * s.n;
+    for (int64_t i = 0; i < s.m; ++i) {
+      std::fill(row.begin(), row.end(), T{});
+      // i-k-j order: the inner loop runs along contiguous rows of b.
+      for (int64_t k = 0; k < s.k; ++k) {
+        const T x = a_batch[i * s.k + k];
+        const T* b_row = b_batch + k * s.n;
+        for (int64_t j = 0; j < s.n; ++j) row[j] += x * b_row[j];
+      }
+      const int64_t base = (batch * s.m + i) * s.n;
+      for (int64_t j = 0; j < s.n; ++j) StoreElement<T>(out_type, out, base + j, row[j]);
+    }
+  }
+}
+
+bool IsWide(ElementType t) {
+  return t == ElementType::kF64 || t == ElementType::kC128 || IsIntegerType(t);
+}
+
+}  // namespace
+
+absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
+                    ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
+                    MatmulBackend backend, MatmulBackend* used) {
+  RETURN_IF_ERROR(CheckShape(shape));
+  const int64_t out_count = shape.batch * shape.m * shape.n;
+  if (out_count == 0) {
+    if (used != nullptr) *used = MatmulBackend::kLoops;
+    return absl::OkStatus();
+  }
+  // oneDNN's s32 sum of 8-bit products cannot overflow below 2^31 / 2^15.
+  const bool int8 = IsIntegerType(lhs_type);
+  const bool onednn_fits = shape.k > 0 && (!int8 || shape.k <= (int64_t{1} << 16));
+  if (backend == MatmulBackend::kAuto || backend == MatmulBackend::kOneDnn) {
+    absl::Status status =
+        onednn_fits ? onednn::Matmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out)
+                    : Unimplemented("oneDNN: k = ", shape.k, " is outside the range it runs");
+    if (status.ok() || backend == MatmulBackend::kOneDnn || !absl::IsUnimplemented(status)) {
+      if (status.ok() && used != nullptr) *used = MatmulBackend::kOneDnn;
+      return status;
+    }
+  }
+  const bool blas_types = lhs_type == rhs_type && lhs_type == out_type &&
+                          (lhs_type == ElementType::kF64 || IsComplexType(lhs_type));
+  if (backend == MatmulBackend::kBlas || (backend == MatmulBackend::kAuto && blas_types)) {
+    absl::Status status = Blas(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+    if (status.ok() || backend == MatmulBackend::kBlas) {
+      if (status.ok() && used != nullptr) *used = MatmulBackend::kBlas;
+      return status;
+    }
+  }
+  if (used != nullptr) *used = MatmulBackend::kLoops;
+  const bool integer =
+      IsIntegerType(lhs_type) && IsIntegerType(rhs_type) && IsIntegerType(out_type);
+  const bool complex =
+      IsComplexType(lhs_type) || IsComplexType(rhs_type) || IsComplexType(out_type);
+  const bool wide = IsWide(lhs_type) || IsWide(rhs_type) || IsWide(out_type);
+  if (integer) {
+    LoopMatmul<uint64_t>(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+  } else if (complex) {
+    if (wide) {
+      LoopMatmul<std::complex<double>>(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+    } else {
+      LoopMatmul<std::complex<float>>(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+    }
+  } else if (wide) {
+    LoopMatmul<double>(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+  } else {
+    LoopMatmul<float>(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace xlite::hostlib

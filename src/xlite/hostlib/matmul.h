@@ -1,0 +1,54 @@
+// Batched matrix product of row-major operands: out[b] = lhs[b] · rhs[b] with
+// lhs [batch, m, k], rhs [batch, k, n] and out [batch, m, n] -- the canonical
+// dot that the dot-decomposer pass leaves (src/xlite/passes/dot_decomposer.h).
+//
+// Element types follow HLO's dot: lhs, rhs and out may differ (the result
+// type is the dot's, e.g. preferred_element_type). Arithmetic, as XLA:CPU
+// computes and the interpreter checks:
+// - integers and pred only: products and sums wrap (64-bit, then truncated
+//   to out's width), exactly XLA's wrapping arithmetic in the result type;
+// - a complex type anywhere: complex, in double precision if any type is f64
+//   c128 or an integer type, else in single precision;
+// - otherwise real: in f32 when every type is f32 or a narrower float (f16,
+//   bf16 and the f8/f4 types are widened to f32, as XLA:CPU upcasts them),
+//   else in double; the result is rounded once to out's type (floats to
+//   integers saturate, NaN to 0).
+// precision_config is not an input: every dot is computed at least at the
+// precision its types ask for.
+//
+// Backends: oneDNN matmul for f32, bf16 and f16 (with an f32 or same-type
+// result) and s8/u8 x s8 -> s32 where this CPU has kernels for them; BLAS
+// (?gemm) for f64, c64 and c128; hostlib's own loops for the rest. Buffers
+// may not overlap.
+#ifndef XLITE_HOSTLIB_MATMUL_H_
+#define XLITE_HOSTLIB_MATMUL_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "xlite/hostlib/element_type.h"
+
+namespace xlite::hostlib {
+
+struct MatmulShape {
+  int64_t batch = 1;
+  int64_t m = 0;
+  int64_t k = 0;
+  int64_t n = 0;
+};
+
+enum class MatmulBackend {
+  kAuto,    // the fastest that supports the types (see above)
+  kOneDnn,  // Unimplemented where oneDNN has no kernel for the types here
+  kBlas,    // f32, f64, c64, c128 with one type throughout; else Unimplemented
+  kLoops,   // hostlib's own loops: every type
+};
+
+// `used` (when given) is set to the backend that ran.
+absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
+                    ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
+                    MatmulBackend backend = MatmulBackend::kAuto, MatmulBackend* used = nullptr);
+
+}  // namespace xlite::hostlib
+
+#endif  // XLITE_HOSTLIB_MATMUL_H_

@@ -1,0 +1,224 @@
+// hostlib::Matmul against a naive product computed here (in double, or in
+// wrapping 64-bit integers), for every backend and the type combinations XLA's
+// dots use.
+#include "xlite/hostlib/matmul.h"
+
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "xlite/hostlib/element_access.h"
+#include "xlite/hostlib/kernel_test_util.h"
+
+namespace xlite::hostlib {
+namespace {
+
+using kernel_test::RandomBuffer;
+using kernel_test::UnitRoundoff;
+using kernel_test::Value;
+using E = ElementType;
+
+struct Case {
+  E lhs, rhs, out;
+};
+
+std::string Name(const Case& c) {
+  return absl::StrCat(ElementTypeName(c.lhs), "x", ElementTypeName(c.rhs), "->",
+                      ElementTypeName(c.out));
+}
+
+// Runs one matmul and compares it with the naive product. Integer results
+// must match exactly (wrapping in the result's width); floating-point results
+// within the roundings of the computation and the result type.
+void CheckMatmul(const Case& c, const MatmulShape& s, MatmulBackend backend, uint32_t seed,
+                 MatmulBackend* used = nullptr) {
+  SCOPED_TRACE(absl::StrCat(Name(c), " [", s.batch, ",", s.m, ",", s.k, ",", s.n, "]"));
+  const std::vector<uint8_t> a = RandomBuffer(c.lhs, s.batch * s.m * s.k, seed);
+  const std::vector<uint8_t> b = RandomBuffer(c.rhs, s.batch * s.k * s.n, seed + 1);
+  std::vector<uint8_t> out(s.batch * s.m * s.n * ElementByteWidth(c.out), 0xAB);
+  MatmulBackend ran;
+  absl::Status status =
+      Matmul(s, c.lhs, a.data(), c.rhs, b.data(), c.out, out.data(), backend, &ran);
+  ASSERT_TRUE(status.ok()) << status;
+  if (used != nullptr) *used = ran;
+  const bool integer = IsIntegerType(c.lhs) && IsIntegerType(c.rhs) && IsIntegerType(c.out);
+  // The computation's own rounding: f32 unless something is wide.
+  const bool wide = !integer && (c.lhs == E::kF64 || c.rhs == E::kF64 || c.out == E::kF64 ||
+                                 c.lhs == E::kC128 || c.rhs == E::kC128 || c.out == E::kC128);
+  const double eps = wide ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  for (int64_t batch = 0; batch < s.batch; ++batch) {
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        const int64_t at = (batch * s.m + i) * s.n + j;
+        if (integer) {
+          uint64_t sum = 0;
+          for (int64_t k = 0; k < s.k; ++k) {
+            sum += LoadElement<uint64_t>(c.lhs, a.data(), (batch * s.m + i) * s.k + k) *
+                   LoadElement<uint64_t>(c.rhs, b.data(), (batch * s.k + k) * s.n + j);
+          }
+          std::vector<uint8_t> expected(ElementByteWidth(c.out));
+          StoreElement<uint64_t>(c.out, expected.data(), 0, sum);
+          ASSERT_EQ(LoadElement<uint64_t>(c.out, out.data(), at),
+                    LoadElement<uint64_t>(c.out, expected.data(), 0))
+              << "at " << at;
+          continue;
+        }
+        std::complex<double> sum = 0;
+        double magnitude = 0;
+        for (int64_t k = 0; k < s.k; ++k) {
+          const std::complex<double> p = Value(c.lhs, a, (batch * s.m + i) * s.k + k) *
+                                         Value(c.rhs, b, (batch * s.k + k) * s.n + j);
+          sum += p;
+          magnitude += std::abs(p);
+        }
+        const std::complex<double> got = Value(c.out, out, at);
+        if (IsIntegerType(c.out)) {  // a float sum converted to an integer
+          ASSERT_LE(std::abs(got.real() - std::trunc(sum.real())), 1 + 2 * s.k * eps * magnitude);
+          continue;
+        }
+        const std::complex<double> want = IsComplexType(c.out) ? sum : sum.real();
+        const double tolerance =
+            UnitRoundoff(c.out) * std::abs(want) + 2 * s.k * eps * magnitude + 1e-30;
+        ASSERT_LE(std::abs(got - want), tolerance)
+            << "at " << at << ": got " << got << " want " << want;
+      }
+    }
+  }
+}
+
+const MatmulShape kShapes[] = {
+    {1, 1, 1, 1}, {1, 7, 5, 3}, {3, 4, 17, 6}, {2, 1, 33, 1}, {1, 16, 64, 32}};
+
+const Case kFloatCases[] = {
+    {E::kF32, E::kF32, E::kF32},           {E::kF64, E::kF64, E::kF64},
+    {E::kC64, E::kC64, E::kC64},           {E::kC128, E::kC128, E::kC128},
+    {E::kBF16, E::kBF16, E::kBF16},        {E::kBF16, E::kBF16, E::kF32},
+    {E::kF16, E::kF16, E::kF16},           {E::kF16, E::kF16, E::kF32},
+    {E::kF8E4M3FN, E::kF8E4M3FN, E::kF32}, {E::kF8E5M2, E::kF8E5M2, E::kBF16},
+    {E::kF8E4M3FN, E::kF8E5M2, E::kF16},   {E::kF8E4M3B11FNUZ, E::kF8E4M3FNUZ, E::kF32},
+    {E::kF8E3M4, E::kF8E4M3, E::kF32},     {E::kF4E2M1FN, E::kF4E2M1FN, E::kF32},
+    {E::kF32, E::kF32, E::kF64},           {E::kS8, E::kBF16, E::kF32},
+    {E::kF32, E::kC64, E::kC64},           {E::kF32, E::kF32, E::kS32},
+    {E::kF64, E::kF64, E::kF32},
+};
+
+const Case kIntegerCases[] = {
+    {E::kS8, E::kS8, E::kS32},   {E::kU8, E::kS8, E::kS32},      {E::kS32, E::kS32, E::kS32},
+    {E::kS64, E::kS64, E::kS64}, {E::kU8, E::kU8, E::kU8},       {E::kS8, E::kS8, E::kS8},
+    {E::kS16, E::kU16, E::kS32}, {E::kPred, E::kPred, E::kPred}, {E::kS4, E::kS4, E::kS32},
+    {E::kU32, E::kU32, E::kU64},
+};
+
+TEST(Matmul, AutoMatchesNaiveProduct) {
+  uint32_t seed = 1;
+  for (const Case& c : kFloatCases) {
+    for (const MatmulShape& s : kShapes) CheckMatmul(c, s, MatmulBackend::kAuto, seed += 2);
+  }
+  for (const Case& c : kIntegerCases) {
+    for (const MatmulShape& s : kShapes) CheckMatmul(c, s, MatmulBackend::kAuto, seed += 2);
+  }
+}
+
+TEST(Matmul, OwnLoopsMatchNaiveProduct) {
+  uint32_t seed = 100;
+  for (const Case& c : kFloatCases) {
+    for (const MatmulShape& s : kShapes) CheckMatmul(c, s, MatmulBackend::kLoops, seed += 2);
+  }
+  for (const Case& c : kIntegerCases) {
+    for (const MatmulShape& s : kShapes) CheckMatmul(c, s, MatmulBackend::kLoops, seed += 2);
+  }
+}
+
+TEST(Matmul, BlasMatchesNaiveProduct) {
+  for (E t : {E::kF32, E::kF64, E::kC64, E::kC128}) {
+    for (const MatmulShape& s : kShapes) CheckMatmul({t, t, t}, s, MatmulBackend::kBlas, 7);
+  }
+}
+
+TEST(Matmul, OneDnnRunsF32AndMatchesNaiveProduct) {
+  for (const MatmulShape& s : kShapes) {
+    CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kOneDnn, 11);
+  }
+  // bf16 and f16 where this CPU has kernels; an Unimplemented refusal is the
+  // contract otherwise.
+  for (const Case& c : {Case{E::kBF16, E::kBF16, E::kF32}, Case{E::kBF16, E::kBF16, E::kBF16},
+                        Case{E::kF16, E::kF16, E::kF32}, Case{E::kS8, E::kS8, E::kS32},
+                        Case{E::kU8, E::kS8, E::kS32}}) {
+    std::vector<uint8_t> a(64 * ElementByteWidth(c.lhs)), b(64 * ElementByteWidth(c.rhs)),
+        out(64 * ElementByteWidth(c.out));
+    absl::Status probe = Matmul({1, 8, 8, 8}, c.lhs, a.data(), c.rhs, b.data(), c.out, out.data(),
+                                MatmulBackend::kOneDnn);
+    if (!probe.ok()) {
+      EXPECT_TRUE(absl::IsUnimplemented(probe)) << Name(c) << ": " << probe;
+      continue;
+    }
+    for (const MatmulShape& s : kShapes) CheckMatmul(c, s, MatmulBackend::kOneDnn, 13);
+  }
+}
+
+TEST(Matmul, AutoPicksTheLibraries) {
+  MatmulBackend used;
+  CheckMatmul({E::kF32, E::kF32, E::kF32}, {2, 8, 8, 8}, MatmulBackend::kAuto, 3, &used);
+  EXPECT_EQ(used, MatmulBackend::kOneDnn);
+  CheckMatmul({E::kF64, E::kF64, E::kF64}, {2, 8, 8, 8}, MatmulBackend::kAuto, 3, &used);
+  EXPECT_EQ(used, MatmulBackend::kBlas);
+  CheckMatmul({E::kC64, E::kC64, E::kC64}, {2, 8, 8, 8}, MatmulBackend::kAuto, 3, &used);
+  EXPECT_EQ(used, MatmulBackend::kBlas);
+  CheckMatmul({E::kS32, E::kS32, E::kS32}, {2, 8, 8, 8}, MatmulBackend::kAuto, 3, &used);
+  EXPECT_EQ(used, MatmulBackend::kLoops);
+  CheckMatmul({E::kF8E4M3FN, E::kF8E4M3FN, E::kF32}, {2, 8, 8, 8}, MatmulBackend::kAuto, 3, &used);
+  EXPECT_EQ(used, MatmulBackend::kLoops);
+}
+
+TEST(Matmul, IntegerSumsWrapInTheResultType) {
+  // 2^30 * 4 wraps to 0 in s32; 200 * 2 wraps to 144 in u8.
+  const int32_t a[4] = {1 << 30, 1 << 30, 1 << 30, 1 << 30};
+  const int32_t b[4] = {1, 1, 1, 1};
+  int32_t out = -1;
+  ASSERT_TRUE(Matmul({1, 1, 4, 1}, E::kS32, a, E::kS32, b, E::kS32, &out).ok());
+  EXPECT_EQ(out, 0);
+  const uint8_t c[2] = {200, 200};
+  const uint8_t d[2] = {1, 1};
+  uint8_t small = 0;
+  ASSERT_TRUE(Matmul({1, 1, 2, 1}, E::kU8, c, E::kU8, d, E::kU8, &small).ok());
+  EXPECT_EQ(small, 144);
+}
+
+TEST(Matmul, FloatToIntegerResultSaturatesAndNanIsZero) {
+  const float a[2] = {3e9f, NAN};
+  const float b[2] = {1, 1};
+  int32_t out[2] = {0, 7};
+  ASSERT_TRUE(Matmul({2, 1, 1, 1}, E::kF32, a, E::kF32, b, E::kS32, out).ok());
+  EXPECT_EQ(out[0], INT32_MAX);
+  EXPECT_EQ(out[1], 0);
+}
+
+TEST(Matmul, EmptyContractionGivesZeros) {
+  float out[6] = {1, 2, 3, 4, 5, 6};
+  ASSERT_TRUE(Matmul({1, 2, 0, 3}, E::kF32, nullptr, E::kF32, nullptr, E::kF32, out).ok());
+  for (float v : out) EXPECT_EQ(v, 0);
+  double wide[2] = {1, 1};
+  ASSERT_TRUE(Matmul({2, 1, 0, 1}, E::kF64, nullptr, E::kF64, nullptr, E::kF64, wide).ok());
+  EXPECT_EQ(wide[0], 0);
+  EXPECT_EQ(wide[1], 0);
+}
+
+TEST(Matmul, Errors) {
+  float x = 0;
+  absl::Status negative = Matmul({1, -1, 2, 2}, E::kF32, &x, E::kF32, &x, E::kF32, &x);
+  EXPECT_TRUE(absl::IsInvalidArgument(negative)) << negative;
+  absl::Status blas =
+      Matmul({1, 1, 1, 1}, E::kBF16, &x, E::kBF16, &x, E::kBF16, &x, MatmulBackend::kBlas);
+  EXPECT_TRUE(absl::IsUnimplemented(blas)) << blas;
+  absl::Status onednn =
+      Matmul({1, 1, 1, 1}, E::kF64, &x, E::kF64, &x, E::kF64, &x, MatmulBackend::kOneDnn);
+  EXPECT_TRUE(absl::IsUnimplemented(onednn)) << onednn;
+  absl::Status huge = Matmul({1 << 30, 1 << 30, 1 << 30, 1}, E::kF32, &x, E::kF32, &x, E::kF32, &x);
+  EXPECT_TRUE(absl::IsInvalidArgument(huge)) << huge;
+}
+
+}  // namespace
+}  // namespace xlite::hostlib

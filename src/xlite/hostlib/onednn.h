@@ -1,0 +1,27 @@
+// hostlib's calls into oneDNN (Debian's libdnnl 2.6, OpenMP runtime). Only
+// onednn.cc includes dnnl.hpp (a heavy header). Internal to hostlib: callers
+// use matmul.h and convolution.h, which fall back to other backends when
+// these return Unimplemented (no oneDNN kernel for the types on this CPU).
+// Primitives are cached by shape and types, so a repeated call pays only for
+// the computation.
+#ifndef XLITE_HOSTLIB_ONEDNN_H_
+#define XLITE_HOSTLIB_ONEDNN_H_
+
+#include "absl/status/status.h"
+#include "xlite/hostlib/convolution.h"
+#include "xlite/hostlib/element_type.h"
+#include "xlite/hostlib/matmul.h"
+
+namespace xlite::hostlib::onednn {
+
+absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
+                    ElementType rhs_type, const void* rhs, ElementType out_type, void* out);
+
+// `rhs` already reversed where the window says so; no lhs dilation, one
+// batch group (the caller checks).
+absl::Status Convolution(const ConvolutionShape& shape, ElementType lhs_type, const void* lhs,
+                         ElementType rhs_type, const void* rhs, ElementType out_type, void* out);
+
+}  // namespace xlite::hostlib::onednn
+
+#endif  // XLITE_HOSTLIB_ONEDNN_H_

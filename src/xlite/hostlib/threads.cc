@@ -1,0 +1,41 @@
+#include "xlite/hostlib/threads.h"
+
+#include <omp.h>
+
+#include <atomic>
+
+namespace xlite::hostlib {
+namespace {
+
+// 0: not set (OpenMP's default).
+std::atomic<int> budget{0};
+// Bumped by every SetHostThreads, so threads re-apply a changed budget.
+std::atomic<int> generation{0};
+
+int DefaultThreads() {
+  static const int threads = omp_get_max_threads();
+  return threads;
+}
+
+}  // namespace
+
+void SetHostThreads(int n) {
+  DefaultThreads();  // read OpenMP's default before anyone changes it
+  budget.store(n > 0 ? n : 0);
+  generation.fetch_add(1);
+}
+
+int HostThreads() {
+  const int n = budget.load();
+  return n > 0 ? n : DefaultThreads();
+}
+
+void ApplyHostThreads() {
+  thread_local int applied_generation = 0;
+  const int current = generation.load();
+  if (applied_generation == current) return;
+  omp_set_num_threads(HostThreads());
+  applied_generation = current;
+}
+
+}  // namespace xlite::hostlib

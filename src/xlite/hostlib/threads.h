@@ -1,0 +1,22 @@
+// The host kernels' thread budget. oneDNN (Debian's build runs on OpenMP)
+// parallelizes each matmul and convolution over an OpenMP team; its size is
+// set here, from the same budget as the runtime's other threads
+// (--xlite_cpu_threads=N). OpenMP keeps the team size per calling thread, so
+// every oneDNN call applies the current budget on its own thread first.
+#ifndef XLITE_HOSTLIB_THREADS_H_
+#define XLITE_HOSTLIB_THREADS_H_
+
+namespace xlite::hostlib {
+
+// n >= 1 threads for each host kernel call; n <= 0 restores the default
+// (OpenMP's: OMP_NUM_THREADS, else one per core).
+void SetHostThreads(int n);
+// The budget in force (the OpenMP default when none was set).
+int HostThreads();
+// Makes the calling thread's OpenMP team size the budget (cheap when it
+// already is); hostlib calls it before every oneDNN call.
+void ApplyHostThreads();
+
+}  // namespace xlite::hostlib
+
+#endif  // XLITE_HOSTLIB_THREADS_H_
