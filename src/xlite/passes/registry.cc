@@ -10,6 +10,7 @@
 #include "xlite/passes/constant_folding.h"
 #include "xlite/passes/cse.h"
 #include "xlite/passes/dce.h"
+#include "xlite/passes/dot_decomposer.h"
 #include "xlite/passes/flatten_call_graph.h"
 #include "xlite/passes/tuple_simplifier.h"
 #include "xlite/passes/zero_sized_hlo_elimination.h"
@@ -27,6 +28,7 @@ const std::map<std::string, Factory, std::less<>>& Factories() {
       {"constant-folding", [] { return std::make_unique<ConstantFolding>(); }},
       {"cse", [] { return std::make_unique<HloCse>(); }},
       {"dce", [] { return std::make_unique<HloDce>(); }},
+      {"dot-decomposer", [] { return std::make_unique<DotDecomposer>(); }},
       {"flatten-call-graph", [] { return std::make_unique<FlattenCallGraph>(); }},
       {"tuple-simplifier", [] { return std::make_unique<TupleSimplifier>(); }},
       {"zero-sized-hlo-elimination", [] { return std::make_unique<ZeroSizedHloElimination>(); }},

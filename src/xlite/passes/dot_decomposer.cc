@@ -1,0 +1,156 @@
+#include "xlite/passes/dot_decomposer.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "xlite/ir/computation.h"
+#include "xlite/passes/canonicalize_util.h"
+#include "xlite/support/status.h"
+
+namespace xlite {
+namespace {
+
+using canonicalize::ArrayShapeLike;
+using canonicalize::InstructionAdder;
+
+const DotDimensionNumbers& DimensionNumbers(const HloInstruction& dot) {
+  static const DotDimensionNumbers kNone;
+  return dot.attrs().dot_dimension_numbers ? *dot.attrs().dot_dimension_numbers : kNone;
+}
+
+// The dimensions of a rank-`rank` operand that are neither batch nor
+// contracting, ascending.
+std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
+int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p *= shape.dimensions(d);
+  return p;
+}
+
+std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& b,
+                            const std::vector<int64_t>& c) {
+  a.insert(a.end(), b.begin(), b.end());
+  a.insert(a.end(), c.begin(), c.end());
+  return a;
+}
+
+bool Rewritable(const HloInstruction& dot) {
+  if (dot.opcode() != HloOpcode::kDot || !dot.attrs().sparsity.empty()) return false;
+  if (dot.operand_count() != 2 || !dot.shape().IsArray() || !dot.shape().is_static()) return false;
+  for (const HloInstruction* op : dot.operands()) {
+    if (!op->shape().IsArray() || !op->shape().is_static()) return false;
+  }
+  return !IsCanonicalDot(dot);
+}
+
+absl::Status Decompose(InstructionAdder& adder, HloInstruction* dot) {
+  const DotDimensionNumbers& dnums = DimensionNumbers(*dot);
+  HloInstruction* lhs = dot->operand(0);
+  HloInstruction* rhs = dot->operand(1);
+  const Shape& ls = lhs->shape();
+  const Shape& rs = rhs->shape();
+  const std::vector<int64_t> lhs_free =
+      FreeDims(ls.rank(), dnums.lhs_batch_dimensions, dnums.lhs_contracting_dimensions);
+  const std::vector<int64_t> rhs_free =
+      FreeDims(rs.rank(), dnums.rhs_batch_dimensions, dnums.rhs_contracting_dimensions);
+  const bool batched = !dnums.lhs_batch_dimensions.empty();
+  const int64_t b = Product(ls, dnums.lhs_batch_dimensions);
+  const int64_t m = Product(ls, lhs_free);
+  const int64_t k = Product(ls, dnums.lhs_contracting_dimensions);
+  const int64_t n = Product(rs, rhs_free);
+
+  ASSIGN_OR_RETURN(
+      HloInstruction * lhs_t,
+      adder.Transpose(
+          *dot, lhs, Concat(dnums.lhs_batch_dimensions, lhs_free, dnums.lhs_contracting_dimensions),
+          "lhs_transpose"));
+  ASSIGN_OR_RETURN(
+      HloInstruction * rhs_t,
+      adder.Transpose(
+          *dot, rhs, Concat(dnums.rhs_batch_dimensions, dnums.rhs_contracting_dimensions, rhs_free),
+          "rhs_transpose"));
+  std::vector<int64_t> lhs_dims = {m, k}, rhs_dims = {k, n}, out_dims = {m, n};
+  if (batched) {
+    lhs_dims.insert(lhs_dims.begin(), b);
+    rhs_dims.insert(rhs_dims.begin(), b);
+    out_dims.insert(out_dims.begin(), b);
+  }
+  ASSIGN_OR_RETURN(HloInstruction * lhs_r, adder.Reshape(*dot, lhs_t, lhs_dims, "lhs_reshape"));
+  ASSIGN_OR_RETURN(HloInstruction * rhs_r, adder.Reshape(*dot, rhs_t, rhs_dims, "rhs_reshape"));
+
+  auto canonical = std::make_unique<HloInstruction>(
+      HloOpcode::kDot, "", ArrayShapeLike(dot->shape(), dot->shape().element_type(), out_dims));
+  canonical->AppendOperand(lhs_r);
+  canonical->AppendOperand(rhs_r);
+  DotDimensionNumbers canonical_dnums;
+  if (batched) {
+    canonical_dnums.lhs_batch_dimensions = {0};
+    canonical_dnums.rhs_batch_dimensions = {0};
+  }
+  canonical_dnums.lhs_contracting_dimensions = {batched ? 2 : 1};
+  canonical_dnums.rhs_contracting_dimensions = {batched ? 1 : 0};
+  canonical->attrs().dot_dimension_numbers = canonical_dnums;
+  canonical->attrs().operand_precision = dot->attrs().operand_precision;
+  canonical->attrs().algorithm = dot->attrs().algorithm;
+  ASSIGN_OR_RETURN(HloInstruction * new_dot, adder.Add(*dot, std::move(canonical), "canonical"));
+
+  HloInstruction* result = new_dot;
+  if (new_dot->shape().dimensions() != dot->shape().dimensions()) {
+    auto reshape = std::make_unique<HloInstruction>(HloOpcode::kReshape, "", dot->shape());
+    reshape->AppendOperand(new_dot);
+    ASSIGN_OR_RETURN(result, adder.Add(*dot, std::move(reshape), "reshape"));
+  } else if (!(new_dot->shape() == dot->shape())) {
+    new_dot->mutable_shape() = dot->shape();  // same dimensions: keep the dot's layout
+  }
+  adder.Replace(dot, result);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsCanonicalDot(const HloInstruction& dot) {
+  if (dot.opcode() != HloOpcode::kDot || dot.operand_count() != 2) return false;
+  const DotDimensionNumbers& d = DimensionNumbers(dot);
+  const int64_t lhs_rank = dot.operand(0)->shape().rank();
+  const int64_t rhs_rank = dot.operand(1)->shape().rank();
+  if (d.lhs_batch_dimensions.empty()) {
+    return lhs_rank == 2 && rhs_rank == 2 && d.rhs_batch_dimensions.empty() &&
+           d.lhs_contracting_dimensions == std::vector<int64_t>{1} &&
+           d.rhs_contracting_dimensions == std::vector<int64_t>{0};
+  }
+  return lhs_rank == 3 && rhs_rank == 3 && d.lhs_batch_dimensions == std::vector<int64_t>{0} &&
+         d.rhs_batch_dimensions == std::vector<int64_t>{0} &&
+         d.lhs_contracting_dimensions == std::vector<int64_t>{2} &&
+         d.rhs_contracting_dimensions == std::vector<int64_t>{1};
+}
+
+absl::StatusOr<bool> DotDecomposer::Run(HloModule& module) {
+  InstructionAdder adder(module);
+  bool changed = false;
+  for (const auto& computation : module.computations()) {
+    if (computation->fusion_instruction() != nullptr) continue;
+    std::vector<HloInstruction*> dots;
+    for (const auto& instr : computation->instructions()) {
+      if (Rewritable(*instr)) dots.push_back(instr.get());
+    }
+    for (HloInstruction* dot : dots) {
+      RETURN_IF_ERROR(Decompose(adder, dot));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace xlite

@@ -1,0 +1,37 @@
+// dot-decomposer (XLA's DotDecomposer, in the form the CPU runtime's matmul
+// takes): every dot becomes a canonical dot
+//   lhs [B, M, K] · rhs [B, K, N] -> [B, M, N]
+// (lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2},
+// rhs_contracting_dims={1}), or [M, K] · [K, N] -> [M, N] when the dot has no
+// batch dimensions. Each operand is transposed to (batch, free, contracting)
+// order for the lhs and (batch, contracting, free) for the rhs -- batch and
+// contracting dimensions in dimension-number order, free dimensions in
+// ascending order -- and reshaped so that each group is one dimension (size 1
+// when empty: a vector operand, an outer product). The result is reshaped
+// back to the dot's shape, whose row-major order is the same. Element types,
+// operand_precision and the algorithm are kept. Transposes and reshapes that
+// would do nothing are not added; a dot already canonical is left alone.
+//
+// Skipped: sparse dots, dots with dynamic dimensions, dots in fusion bodies.
+// The replaced dot is deleted; the new instructions take its place in the
+// instruction order (a scheduled module stays scheduled). Precondition: a
+// verified module.
+#ifndef XLITE_PASSES_DOT_DECOMPOSER_H_
+#define XLITE_PASSES_DOT_DECOMPOSER_H_
+
+#include "xlite/passes/pass.h"
+
+namespace xlite {
+
+class DotDecomposer : public HloPass {
+ public:
+  absl::string_view name() const override { return "dot-decomposer"; }
+  absl::StatusOr<bool> Run(HloModule& module) override;
+};
+
+// True if `dot` is in the canonical form above.
+bool IsCanonicalDot(const HloInstruction& dot);
+
+}  // namespace xlite
+
+#endif  // XLITE_PASSES_DOT_DECOMPOSER_H_
