@@ -52,6 +52,8 @@ bench: build
 	$(BUILD)/bin/simplify_bench
 	$(BUILD)/bin/schedule_bench
 	$(BUILD)/bin/kernel_bench
+	$(BUILD)/bin/gemm_bench --threads=1
+	$(BUILD)/bin/gemm_bench --threads=2
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
