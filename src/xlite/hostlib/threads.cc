@@ -1,8 +1,14 @@
 #include "xlite/hostlib/threads.h"
 
-#include <omp.h>
-
 #include <atomic>
+
+// libgomp's API: the OpenMP runtime Debian's oneDNN is built with (declared
+// here, not through <omp.h>, which a clang build would take from LLVM's
+// libomp).
+extern "C" {
+void omp_set_num_threads(int n);
+int omp_get_max_threads(void);
+}
 
 namespace xlite::hostlib {
 namespace {

@@ -1,0 +1,35 @@
+#include "xlite/hostlib/threads.h"
+
+#include <thread>
+
+extern "C" int omp_get_max_threads(void);  // libgomp, oneDNN's OpenMP runtime
+
+#include "gtest/gtest.h"
+
+namespace xlite::hostlib {
+namespace {
+
+TEST(HostThreads, BudgetReachesEveryCallingThreadsOpenMpTeam) {
+  const int default_threads = HostThreads();
+  EXPECT_GE(default_threads, 1);
+  SetHostThreads(3);
+  EXPECT_EQ(HostThreads(), 3);
+  ApplyHostThreads();
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  int other = 0;
+  std::thread([&] {
+    ApplyHostThreads();
+    other = omp_get_max_threads();
+  }).join();
+  EXPECT_EQ(other, 3);
+  SetHostThreads(1);
+  ApplyHostThreads();
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  SetHostThreads(0);  // back to OpenMP's default
+  EXPECT_EQ(HostThreads(), default_threads);
+  ApplyHostThreads();
+  EXPECT_EQ(omp_get_max_threads(), default_threads);
+}
+
+}  // namespace
+}  // namespace xlite::hostlib
