@@ -51,6 +51,7 @@ bench: build
 	$(BUILD)/bin/parse_print_bench
 	$(BUILD)/bin/simplify_bench
 	$(BUILD)/bin/schedule_bench
+	$(BUILD)/bin/memory_bench
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
