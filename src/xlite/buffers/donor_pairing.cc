@@ -47,6 +47,11 @@ std::vector<DonorPairing> PairBufferDonors(HloModule& module) {
         const Shape* donor = param_shape(d);
         if (donor == nullptr || donor->IsTuple() || !(*donor == shape)) continue;
         shape_matched[k] = true;
+      }
+      for (size_t k = 0; k < config.buffer_donor.size(); ++k) {
+        const BufferDonor& d = config.buffer_donor[k];
+        const Shape* donor = param_shape(d);
+        if (donor == nullptr || donor->IsTuple() || !(*donor == shape)) continue;
         if (used[k] || aliased_param(d) || aliased_output(index)) continue;
         used[k] = true;
         pairs[k].output_index = index;

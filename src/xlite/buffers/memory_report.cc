@@ -198,7 +198,8 @@ std::string MemoryReport(const MemoryPlan& plan, const ReportOptions& options) {
   }
 
   // Donations.
-  absl::StrAppend(&out, "\nEntry parameters (", plan.donations.size(), " elements)\n");
+  absl::StrAppend(&out, "\nEntry parameters (", plan.donations.size(), " array element",
+                  plan.donations.size() == 1 ? "" : "s", ")\n");
   for (const DonationVerdict& v : plan.donations) absl::StrAppend(&out, "  ", v.text, "\n");
   for (const DonorPairing& p : plan.donor_pairs) {
     if (!p.output_index.has_value()) continue;

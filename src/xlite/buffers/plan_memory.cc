@@ -33,7 +33,7 @@ std::vector<DonationVerdict> JudgeDonations(const HloModule& module, const Memor
       for (const DonorPairing& d : plan.donor_pairs) {
         if (d.parameter_number == number && d.parameter_index == index) donor = &d;
       }
-      const std::string what = absl::StrCat(Element(number, index), " ", shape.ToString());
+      const std::string what = absl::StrCat(Element(number, index), " ", shape.ToString(false));
       if (alias != nullptr) {
         v.output_index = alias->output_index;
         v.from_buffer_donor = donor != nullptr && donor->output_index.has_value();

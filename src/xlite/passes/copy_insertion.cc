@@ -103,6 +103,7 @@ class Inserter {
     RETURN_IF_ERROR(RemoveUnneededCopies());
     FoldScaffolding(/*final=*/true);
     RETURN_IF_ERROR(AddSpecialCaseCopies());
+    FoldScaffolding(/*final=*/true);
     const bool changed = !created_.empty() || orphans_removed_;
     if (!changed) return false;
     RETURN_IF_ERROR(CheckNoInterference());
@@ -165,6 +166,8 @@ class Inserter {
     std::vector<HloInstruction*> elements;
     const bool is_tuple =
         x->opcode() == HloOpcode::kTuple && x->operand_count() == shape.tuple_shapes_size();
+    // Rebuilt from its operands, the tuple itself may be left unused.
+    if (is_tuple && !created_.contains(x)) displaced_.insert(x);
     for (int64_t i = 0; i < shape.tuple_shapes_size(); ++i) {
       HloInstruction* gte = is_tuple ? x->operand(i) : nullptr;
       if (gte == nullptr) {
