@@ -28,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "xlite/buffers/buffer_assignment_text.h"
+#include "xlite/buffers/heap_simulator.h"
 #include "xlite/buffers/plan_memory.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/text/parser.h"
@@ -95,6 +96,7 @@ struct Stats {
   std::vector<double> schedule_ratio;      // chosen / post-order peak
   std::vector<double> heap_ratio;          // temp heap / checker's lower bound (aligned)
   std::vector<double> heap_ratio_raw;      // temp heap / unaligned bound
+  std::vector<double> packing_ratio;       // the same buffers packed unaligned / unaligned bound
   int no_temps = 0;                        // modules without temp buffers (heap 0)
   std::map<std::string, int> heap_orders;  // which heap order won
   std::vector<std::string> failures;
@@ -130,6 +132,18 @@ absl::StatusOr<MemoryPlan> PlanAndRecord(HloModule& m, Stats& stats, const std::
     stats.heap_ratio.push_back(heap / plan->check->temp_lower_bound_bytes);
     stats.heap_ratio_raw.push_back(heap /
                                    std::max<int64_t>(1, plan->check->temp_lower_bound_unaligned));
+    // The heap simulator alone, without alignment, on the same buffers.
+    std::vector<HeapInterval> intervals;
+    const BufferAllocation& temp = a.allocations()[a.temp_allocation()];
+    for (const auto& [buffer, offset] : temp.buffers()) {
+      const LiveRange* range = a.live_range().buffer_live_range(*buffer);
+      intervals.push_back({a.live_range().buffer_size(*buffer), range->start, range->end});
+    }
+    const HeapPlacement packed = PlaceIntervals(intervals, 1);
+    if (plan->check->temp_lower_bound_unaligned > 0) {
+      stats.packing_ratio.push_back(static_cast<double>(packed.heap_size) /
+                                    plan->check->temp_lower_bound_unaligned);
+    }
   }
   return plan;
 }
@@ -141,6 +155,8 @@ void Print(const char* title, const Stats& s) {
   std::printf("  temp heap / checker's lower bound (aligned blocks): %s\n",
               Distribution(s.heap_ratio).c_str());
   std::printf("  temp heap / unaligned lower bound: %s\n", Distribution(s.heap_ratio_raw).c_str());
+  std::printf("  the same buffers packed with alignment 1 / unaligned bound: %s\n",
+              Distribution(s.packing_ratio).c_str());
   std::printf("  modules without temp buffers: %d; heap order chosen:", s.no_temps);
   for (const auto& [order, n] : s.heap_orders) std::printf(" %s %d", order.c_str(), n);
   std::printf("\n");

@@ -67,9 +67,8 @@ int PlanOne(HloModule& module, const MemoryFlags& f, const DebugOptions& debug, 
       return ExitCode(changed.status());
     }
   }
-  PlanOptions options;
+  PlanOptions options = PlanOptionsFrom(debug);
   options.verify = true;  // the report needs the checker's bounds
-  options.strict_donation = debug.strict_donation;
   options.assignment.alignment = f.alignment;
   absl::StatusOr<MemoryPlan> plan = PlanMemory(module, options);
   if (!plan.ok()) {

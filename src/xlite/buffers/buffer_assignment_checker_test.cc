@@ -74,8 +74,7 @@ TEST(BufferAssignmentChecker, CatchesASliceOutsideItsAllocation) {
   a.MoveBufferForTesting(*r_buffer, 64);  // the output allocation has 512 bytes
   absl::StatusOr<AssignmentCheck> check = CheckBufferAssignment(a);
   ASSERT_FALSE(check.ok());
-  EXPECT_TRUE(absl::StrContains(check.status().message(), "outside allocation"))
-      << check.status();
+  EXPECT_TRUE(absl::StrContains(check.status().message(), "outside allocation")) << check.status();
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ void ExpectDisjoint(const std::vector<HeapInterval>& v, const HeapPlacement& p) 
     for (size_t j = i + 1; j < v.size(); ++j) {
       if (v[j].size == 0) continue;
       const bool live_together = v[i].start <= v[j].end && v[j].start <= v[i].end;
-      const bool bytes_overlap = p.offsets[i] < p.offsets[j] + v[j].size &&
-                                 p.offsets[j] < p.offsets[i] + v[i].size;
+      const bool bytes_overlap =
+          p.offsets[i] < p.offsets[j] + v[j].size && p.offsets[j] < p.offsets[i] + v[i].size;
       EXPECT_FALSE(live_together && bytes_overlap) << "intervals " << i << " and " << j;
     }
   }
@@ -42,8 +42,7 @@ TEST(HeapSimulator, OverlappingLifetimesGetDisjointBytes) {
 TEST(HeapSimulator, ALaterBufferReusesTheBytesOfADeadOne) {
   // Two 100-byte buffers live throughout; a 50-byte one early and a
   // 40-byte one late: the late one takes the early one's bytes.
-  const std::vector<HeapInterval> v = {
-      {100, 0, 9}, {50, 0, 3}, {100, 0, 9}, {40, 5, 6}};
+  const std::vector<HeapInterval> v = {{100, 0, 9}, {50, 0, 3}, {100, 0, 9}, {40, 5, 6}};
   HeapPlacement p = PlaceIntervals(v, 1);
   ExpectDisjoint(v, p);
   EXPECT_EQ(p.heap_size, 250);

@@ -80,6 +80,13 @@ std::vector<DonationVerdict> JudgeDonations(const HloModule& module, const Memor
 
 }  // namespace
 
+PlanOptions PlanOptionsFrom(const DebugOptions& debug) {
+  PlanOptions options;
+  options.verify = debug.verify_buffer_assignment;
+  options.strict_donation = debug.strict_donation;
+  return options;
+}
+
 absl::StatusOr<MemoryPlan> PlanMemory(HloModule& module, const PlanOptions& options) {
   if (module.entry_computation() == nullptr) {
     return InvalidArgument("module ", module.name(), " has no entry computation");

@@ -23,6 +23,7 @@
 #include "xlite/buffers/donor_pairing.h"
 #include "xlite/passes/copy_insertion.h"
 #include "xlite/schedule/schedule_module.h"
+#include "xlite/support/flags.h"
 
 namespace xlite {
 
@@ -62,6 +63,10 @@ struct MemoryPlan {
   std::optional<AssignmentCheck> check;  // when options.verify
   std::vector<DonationVerdict> donations;
 };
+
+// The options the debug flags ask for: --xlite_verify_buffer_assignment
+// (verify) and --xlite_strict_donation.
+PlanOptions PlanOptionsFrom(const DebugOptions& debug);
 
 // Errors: what the passes, scheduler, assigner or checker report; with
 // strict_donation, an unusable donation (FailedPrecondition naming it).

@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "xlite/buffers/buffers_test_util.h"
+#include "xlite/builder/xla_builder.h"
 
 namespace xlite {
 namespace {
@@ -10,6 +11,8 @@ namespace {
 using buffers_test::Plan;
 using buffers_test::Planned;
 using Kind = DonationVerdict::Kind;
+constexpr PrimitiveType F32 = PrimitiveType::F32;
+constexpr PrimitiveType S32 = PrimitiveType::S32;
 
 constexpr char kDonors[] = R"(
 HloModule m, input_output_alias={ {0}: (0, {}, must-alias) }, buffer_donor={ (1, {}), (2, {}) }
@@ -58,6 +61,18 @@ TEST(PlanMemory, StrictDonationRefusesAnUnusableDonation) {
   EXPECT_TRUE(absl::StrContains(p.plan.status().message(), "parameter 2 {}")) << p.plan.status();
 }
 
+TEST(PlanMemory, OptionsFromTheDebugFlags) {
+  std::vector<std::string> args = {"--xlite_verify_buffer_assignment", "--xlite_strict_donation",
+                                   "file.hlo"};
+  absl::StatusOr<DebugOptions> debug = ReadDebugOptions(args);
+  ASSERT_TRUE(debug.ok()) << debug.status();
+  EXPECT_EQ(args, std::vector<std::string>{"file.hlo"});
+  PlanOptions options = PlanOptionsFrom(*debug);
+  EXPECT_TRUE(options.verify);
+  EXPECT_TRUE(options.strict_donation);
+  EXPECT_FALSE(PlanOptionsFrom(DebugOptions()).verify);
+}
+
 TEST(PlanMemory, FlattensACallGraphFirst) {
   Planned p = Plan(R"(
 HloModule m
@@ -104,6 +119,64 @@ ENTRY e {
 }
 )");
   EXPECT_TRUE(absl::IsUnimplemented(p.plan.status())) << p.plan.status();
+}
+
+// SetUpAlias through the builder behaves as input_output_alias in text.
+TEST(PlanMemory, BuilderAliasingExamples) {
+  {
+    XlaBuilder b("increment");
+    XlaOp p = b.Parameter(0, Shape::Scalar(F32), "p");
+    XlaOp out = b.Add(p, b.ConstantR0(F32, 1));
+    b.SetUpAlias({}, 0, {});
+    absl::StatusOr<std::unique_ptr<HloModule>> m = b.Build(out);
+    ASSERT_TRUE(m.ok()) << m.status();
+    PlanOptions options;
+    options.verify = true;
+    absl::StatusOr<MemoryPlan> plan = PlanMemory(**m, options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    const HloComputation* entry = (*m)->entry_computation();
+    EXPECT_EQ(plan->assignment->GetSlice(entry->parameter_instruction(0)),
+              plan->assignment->GetSlice(entry->root_instruction()));
+    EXPECT_TRUE(plan->copies.empty());
+    ASSERT_EQ(plan->donations.size(), 1u);
+    EXPECT_EQ(plan->donations[0].kind, Kind::kInPlace);
+  }
+  {
+    // The builder's while loop doubling a donated vector ten times.
+    XlaBuilder b("loop");
+    Shape state = Shape::Tuple({Shape::Scalar(S32), Shape::Array(F32, {4})});
+    auto cond_b = b.CreateSubBuilder("cond");
+    XlaOp cp = cond_b->Parameter(0, state, "state");
+    auto cond = cond_b->BuildSubComputation(cond_b->Compare(
+        cond_b->GetTupleElement(cp, 0), cond_b->ConstantR0(S32, 10), ComparisonDirection::kLt));
+    ASSERT_TRUE(cond.ok()) << cond.status();
+    auto body_b = b.CreateSubBuilder("body");
+    XlaOp bp = body_b->Parameter(0, state, "state");
+    XlaOp i = body_b->GetTupleElement(bp, 0);
+    XlaOp v = body_b->GetTupleElement(bp, 1);
+    auto body = body_b->BuildSubComputation(
+        body_b->Tuple({body_b->Add(i, body_b->ConstantR0(S32, 1)), body_b->Add(v, v)}));
+    ASSERT_TRUE(body.ok()) << body.status();
+    XlaOp init = b.Tuple({b.ConstantR0(S32, 0), b.Parameter(0, Shape::Array(F32, {4}), "v")});
+    XlaOp loop = b.While(*cond, *body, init);
+    b.SetUpAlias({}, 0, {});
+    absl::StatusOr<std::unique_ptr<HloModule>> m = b.Build(b.GetTupleElement(loop, 1));
+    ASSERT_TRUE(m.ok()) << m.status();
+    PlanOptions options;
+    options.verify = true;
+    absl::StatusOr<MemoryPlan> plan = PlanMemory(**m, options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    // The donated vector is the loop state and the output: one buffer in
+    // parameter 0's allocation; only the constant initial counter is copied.
+    const HloComputation* entry = (*m)->entry_computation();
+    std::optional<BufferSlice> out = plan->assignment->GetSlice(entry->root_instruction());
+    ASSERT_TRUE(out.has_value());
+    const BufferAllocation& a = plan->assignment->allocations()[out->allocation];
+    EXPECT_EQ(a.kind(), AllocationKind::kParameter);
+    EXPECT_EQ(plan->donations[0].kind, Kind::kInPlace) << plan->donations[0].text;
+    ASSERT_EQ(plan->copies.size(), 1u);
+    EXPECT_EQ(plan->copies[0].reason, CopyReason::kWhileInit);
+  }
 }
 
 }  // namespace

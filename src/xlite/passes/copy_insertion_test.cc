@@ -181,7 +181,8 @@ TEST(CopyInsertion, WhileLoop) {
   EXPECT_EQ(r.copies.size(), 3u) << r.text;
   // The accumulator is updated in place: the dynamic-update-slice reads
   // the loop state directly.
-  EXPECT_TRUE(absl::StrContains(r.text, "acc1 = f32[8]{0} dynamic-update-slice(acc, v, ")) << r.text;
+  EXPECT_TRUE(absl::StrContains(r.text, "acc1 = f32[8]{0} dynamic-update-slice(acc, v, "))
+      << r.text;
 }
 
 TEST(CopyInsertion, WhileSwappingTwoElements) {
