@@ -35,11 +35,38 @@ DependencyOrdering::DependencyOrdering(const HloDataflowAnalysis& dataflow)
     self->second.depth =
         parent == info_.end() || parent->second.depth < 0 ? -1 : parent->second.depth + 1;
   }
-  for (const auto& c : dataflow.module().computations()) {
-    int32_t position = 0;
-    for (const HloInstruction* instr : c->MakeInstructionPostOrder()) {
-      const int32_t id = dataflow.instruction_id(instr);
-      if (id >= 0) topo_[id] = position++;
+  // Positions in a post order of each computation (operands and control
+  // predecessors first), on the dense ids: a computation's instructions
+  // have consecutive ids.
+  const int32_t n = dataflow.instruction_count();
+  std::vector<bool> visited(n, false);
+  std::vector<std::pair<int32_t, size_t>> stack;
+  int32_t position = 0;
+  const HloComputation* current = nullptr;
+  for (int32_t start = 0; start < n; ++start) {
+    const HloComputation* c = dataflow.instruction(start)->parent();
+    if (c != current) {
+      current = c;
+      position = 0;
+    }
+    if (visited[start]) continue;
+    visited[start] = true;
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      absl::Span<const int32_t> operands = dataflow.operand_ids(id);
+      absl::Span<const int32_t> controls = dataflow.control_predecessor_ids(id);
+      if (next == operands.size() + controls.size()) {
+        topo_[id] = position++;
+        stack.pop_back();
+        continue;
+      }
+      const int32_t pred =
+          next < operands.size() ? operands[next] : controls[next - operands.size()];
+      ++next;
+      if (visited[pred] || dataflow.instruction(pred)->parent() != c) continue;
+      visited[pred] = true;
+      stack.push_back({pred, 0});
     }
   }
 }

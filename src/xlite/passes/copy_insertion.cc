@@ -522,15 +522,13 @@ class Inserter {
       ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias, HloAliasAnalysis::Run(module_));
       DependencyOrdering ordering(alias->dataflow_analysis());
       BufferInterference interference(*alias, ordering);
-      // In module order, as XLA: callees first.
-      std::vector<HloInstruction*> ordered;
+      // In module order, as XLA (computations, then their instruction lists).
+      const HloDataflowAnalysis& dataflow = alias->dataflow_analysis();
+      std::vector<HloInstruction*> ordered = candidates_;
+      std::sort(ordered.begin(), ordered.end(), [&](HloInstruction* a, HloInstruction* b) {
+        return dataflow.instruction_id(a) < dataflow.instruction_id(b);
+      });
       absl::flat_hash_set<const HloInstruction*> open(candidates_.begin(), candidates_.end());
-      for (const HloComputation* c :
-           alias->dataflow_analysis().call_graph().ComputationsInPostOrder()) {
-        for (HloInstruction* instr : c->MakeInstructionPostOrder()) {
-          if (open.contains(instr)) ordered.push_back(instr);
-        }
-      }
       absl::flat_hash_set<HloBuffer::Id> touched;
       absl::flat_hash_set<const HloInstruction*> decided;
       std::vector<HloInstruction*> removable;
@@ -561,16 +559,20 @@ class Inserter {
         touched.insert(b->id());
       }
       if (removable.empty() && !deferred) return absl::OkStatus();
+      std::map<HloComputation*, std::vector<HloInstruction*>> by_computation;
       for (HloInstruction* copy : removable) {
         copy->DropControlDependencies();
         copy->ReplaceAllUsesWith(copy->operand(0));
         records_.erase(copy);
         created_.erase(copy);
-        candidates_.erase(std::remove(candidates_.begin(), candidates_.end(), copy),
-                          candidates_.end());
         kept_.erase(copy);
-        copy->parent()->RemoveInstruction(copy);
+        by_computation[copy->parent()].push_back(copy);
       }
+      const absl::flat_hash_set<HloInstruction*> gone(removable.begin(), removable.end());
+      candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(),
+                                       [&](HloInstruction* c) { return gone.contains(c); }),
+                        candidates_.end());
+      for (auto& [computation, copies] : by_computation) computation->RemoveInstructions(copies);
     }
   }
 
@@ -616,21 +618,32 @@ class Inserter {
     for (const ShapeIndex& index : indices) {
       const HloValue* value = dataflow.GetValueAt(root, index);
       if (value == nullptr) continue;
-      const HloInstruction* d = value->defining_instruction();
       const std::string out = absl::StrCat("output ", ShapeIndexToString(index));
-      if (d->opcode() == HloOpcode::kConstant) {
-        marks[index] = {CopyReason::kReadOnlyOutput,
-                        absl::StrCat(out, " is constant ", d->name(), ", which is read-only"),
-                        -1,
-                        {},
-                        index};
-      } else if (d->opcode() == HloOpcode::kParameter && d->parent() == entry &&
-                 !parameter_alias(d->attrs().parameter_number, value->defining_index())) {
-        marks[index] = {CopyReason::kReadOnlyOutput,
-                        absl::StrCat(out, " is parameter ", d->attrs().parameter_number, " ",
-                                     ShapeIndexToString(value->defining_index()),
-                                     ", which is not donated (read-only)"),
-                        d->attrs().parameter_number, value->defining_index(), index};
+      // The output's buffer must not be read-only: neither the value itself
+      // nor one it holds through a loop or branch (a constant, a parameter
+      // not donated).
+      const HloBuffer& held = alias->GetBufferContainingValue(*value);
+      for (const HloValue* v : held.values()) {
+        const HloInstruction* d = v->defining_instruction();
+        const std::string how =
+            v == value ? " is " : absl::StrCat(" holds, through ", value->ToShortString(), ", ");
+        if (d->opcode() == HloOpcode::kConstant) {
+          marks[index] = {CopyReason::kReadOnlyOutput,
+                          absl::StrCat(out, how, "constant ", d->name(), ", which is read-only"),
+                          -1,
+                          {},
+                          index};
+          break;
+        }
+        if (d->opcode() == HloOpcode::kParameter && d->parent() == entry &&
+            !parameter_alias(d->attrs().parameter_number, v->defining_index())) {
+          marks[index] = {CopyReason::kReadOnlyOutput,
+                          absl::StrCat(out, how, "parameter ", d->attrs().parameter_number, " ",
+                                       ShapeIndexToString(v->defining_index()),
+                                       ", which is not donated (read-only)"),
+                          d->attrs().parameter_number, v->defining_index(), index};
+          break;
+        }
       }
       const HloBuffer& buffer = alias->GetBufferContainingValue(*value);
       auto [it, first] = seen.emplace(buffer.id(), index);

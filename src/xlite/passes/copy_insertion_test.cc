@@ -218,7 +218,11 @@ ENTRY e {
   int body = 0;
   for (const InsertedCopy& c : r.copies) body += c.reason == CopyReason::kWhileBody;
   EXPECT_EQ(body, 4) << r.text;
-  EXPECT_EQ(r.copies.size(), 4u) << r.text;
+  // The flag b, a parameter that is not donated, reaches the output through
+  // the loop: the output gets a copy.
+  ASSERT_EQ(r.copies.size(), 5u) << r.text;
+  EXPECT_EQ(r.copies.back().reason, CopyReason::kReadOnlyOutput) << r.copies.back().explanation;
+  EXPECT_EQ(r.copies.back().output_index, ShapeIndex({2}));
 }
 
 TEST(CopyInsertion, ConditionalBranchReturningItsOperand) {
@@ -286,6 +290,41 @@ ENTRY e {
   EXPECT_EQ(r.copies[1].output_index, ShapeIndex({0}));
   const std::string long_form = PrintModule(*r.module);
   EXPECT_TRUE(absl::StrContains(long_form, "control-predecessors={%copy.1}")) << long_form;
+}
+
+TEST(CopyInsertion, ParameterReachingTheOutputThroughALoopIsCopied) {
+  Inserted r = Insert(R"(
+HloModule m
+
+cond {
+  cp = (s32[], f32[4]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}
+
+body {
+  bp = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(bp), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  x = f32[4] get-tuple-element(bp), index=1
+  ROOT r = (s32[], f32[4]) tuple(i1, x)
+}
+
+ENTRY e {
+  v = f32[4] parameter(0)
+  z = s32[] parameter(1)
+  init = (s32[], f32[4]) tuple(z, v)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT out = f32[4] get-tuple-element(w), index=1
+}
+)");
+  ASSERT_EQ(r.copies.size(), 2u) << r.text;
+  EXPECT_EQ(r.copies[0].reason, CopyReason::kWhileInit);
+  EXPECT_EQ(r.copies[1].reason, CopyReason::kReadOnlyOutput);
+  EXPECT_TRUE(absl::StrContains(r.copies[1].explanation, "holds, through w{1} (phi), parameter 0"))
+      << r.copies[1].explanation;
 }
 
 TEST(CopyInsertion, OutputsThatAreParametersConstantsOrRepeated) {
