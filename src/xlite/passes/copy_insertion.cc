@@ -63,11 +63,6 @@ bool HasPrefix(const ShapeIndex& index, const ShapeIndex& prefix) {
   return index.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), index.begin());
 }
 
-bool IsSequentialCaller(HloOpcode op) {
-  return op == HloOpcode::kCall || op == HloOpcode::kWhile || op == HloOpcode::kConditional ||
-         op == HloOpcode::kAsyncStart;
-}
-
 // A copy this pass made, with what it protects (for the reason text).
 struct CopyRecord {
   CopyReason reason;
@@ -184,8 +179,12 @@ class Inserter {
   void Record(const std::vector<std::pair<ShapeIndex, HloInstruction*>>& copies, CopyReason reason,
               const std::string& context) {
     for (const auto& [index, copy] : copies) {
-      records_[copy] = CopyRecord{
-          reason, absl::StrCat(context, index.empty() ? "" : " at ", ShapeIndexToString(index))};
+      records_[copy] =
+          CopyRecord{reason,
+                     absl::StrCat(context, index.empty() ? "" : " at ", ShapeIndexToString(index)),
+                     -1,
+                     {},
+                     std::nullopt};
       candidates_.push_back(copy);
     }
   }
@@ -727,7 +726,8 @@ class Inserter {
       HloInstruction* copy = DeepCopy(instr, {index}, &copies);
       Redirect(instr, users, copy);
       if (instr->parent()->root_instruction() == instr) SetRoot(instr->parent(), copy);
-      for (const auto& [i, c] : copies) kept_[c] = CopyRecord{CopyReason::kReadOnlyShared, why};
+      for (const auto& [i, c] : copies)
+        kept_[c] = CopyRecord{CopyReason::kReadOnlyShared, why, -1, {}, std::nullopt};
     }
     return absl::OkStatus();
   }
