@@ -21,7 +21,8 @@ std::string HumanReadableNumBytes(int64_t bytes) {
     bytes /= 1024;
     ++unit;
   }
-  return absl::StrFormat(*unit == 'K' ? "%s%.1f%ciB" : "%s%.2f%ciB", sign, bytes / 1024.0, *unit);
+  if (*unit == 'K') return absl::StrFormat("%s%.1f%ciB", sign, bytes / 1024.0, *unit);
+  return absl::StrFormat("%s%.2f%ciB", sign, bytes / 1024.0, *unit);
 }
 
 std::string XlaValueName(const HloValue& value) {

@@ -145,8 +145,8 @@ std::string MemoryReport(const MemoryPlan& plan, const ReportOptions& options) {
     absl::StrAppend(&out, "\nLower bound (the checker, this schedule): ",
                     HumanReadableNumBytes(c.lower_bound_bytes), " live at ",
                     StepName(a, c.lower_bound_time), "\n");
-    absl::StrAppend(&out, "  allocated / bound = ", Ratio(a.TotalBytes(), c.lower_bound_bytes),
-                    "\n");
+    absl::StrAppend(&out, "  allocated (the plan's peak) ", HumanReadableNumBytes(a.TotalBytes()),
+                    " / bound = ", Ratio(a.TotalBytes(), c.lower_bound_bytes), "\n");
     const int64_t heap = a.temp_allocation() >= 0 ? a.allocations()[a.temp_allocation()].size() : 0;
     absl::StrAppend(&out, "  temp heap ", HumanReadableNumBytes(heap), ", bound ",
                     HumanReadableNumBytes(c.temp_lower_bound_bytes), " (",

@@ -28,7 +28,7 @@ ENTRY e {
   const std::string report = MemoryReport(*p.plan);
   for (const char* expected :
        {"Memory plan of module m", "Schedule: ", "Allocations       count", "  parameter ",
-        "  temp ", "Lower bound (the checker, this schedule): ", "allocated / bound = ",
+        "  temp ", "Lower bound (the checker, this schedule): ", "allocated (the plan's peak) ",
         "heap / bound = ", "Live at the peak", "jit(f)/neg  model.py:7",
         "parameter 0 {} f32[1024]: not donated (read-only); returned as output {1} through copy",
         "Inserted copies (1)", "[read-only-output] output {1} is parameter 0 {}"}) {
