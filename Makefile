@@ -52,6 +52,7 @@ bench: build
 	$(BUILD)/bin/simplify_bench
 	$(BUILD)/bin/schedule_bench
 	$(BUILD)/bin/kernel_bench
+	$(BUILD)/bin/memory_bench
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -8,6 +8,7 @@
 #include "xlite/passes/algebraic_simplifier.h"
 #include "xlite/passes/call_inliner.h"
 #include "xlite/passes/constant_folding.h"
+#include "xlite/passes/copy_insertion.h"
 #include "xlite/passes/cse.h"
 #include "xlite/passes/dce.h"
 #include "xlite/passes/flatten_call_graph.h"
@@ -25,6 +26,7 @@ const std::map<std::string, Factory, std::less<>>& Factories() {
       {"algsimp", [] { return std::make_unique<AlgebraicSimplifier>(); }},
       {"call-inliner", [] { return std::make_unique<CallInliner>(); }},
       {"constant-folding", [] { return std::make_unique<ConstantFolding>(); }},
+      {"copy-insertion", [] { return std::make_unique<CopyInsertion>(); }},
       {"cse", [] { return std::make_unique<HloCse>(); }},
       {"dce", [] { return std::make_unique<HloDce>(); }},
       {"flatten-call-graph", [] { return std::make_unique<FlattenCallGraph>(); }},
