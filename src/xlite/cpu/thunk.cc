@@ -36,6 +36,14 @@ const char* ThunkKindName(Thunk::Kind kind) {
       return "kPoison";
     case Thunk::Kind::kLibrary:
       return "kLibrary";
+    case Thunk::Kind::kCollective:
+      return "kCollective";
+    case Thunk::Kind::kAsyncStart:
+      return "kAsyncStart";
+    case Thunk::Kind::kAsyncDone:
+      return "kAsyncDone";
+    case Thunk::Kind::kHostTransfer:
+      return "kHostTransfer";
   }
   return "kUnknown";
 }

@@ -68,6 +68,13 @@ class TaskRunner {
 
 class ThunkSequence;
 struct ExecuteParams;
+// Defined where their thunks are (forward-declared so ExecuteParams can carry
+// them): several devices (cpu/collective_thunks.h), asynchronous work of one
+// run (cpu/async_thunks.h), host queues and callbacks
+// (cpu/host_transfer_thunks.h).
+struct CollectiveExecuteParams;
+class AsyncExecuteState;
+class HostTransferParams;
 
 // Runs a ThunkSequence in order (runtime/thunk_executor.h); control-flow
 // thunks run their nested sequences through it, so a profile sees them too.
@@ -87,6 +94,14 @@ struct ExecuteParams {
   // FTZ/DAZ on every thread that runs a kernel part (the runner's workers
   // too: MXCSR is per thread).
   bool flush_denormals = true;
+  // This device's place among several (run id, device assignment, the
+  // communicators); nullptr: one device.
+  const CollectiveExecuteParams* collectives = nullptr;
+  // The run's asynchronous work (side streams, in-flight starts); nullptr:
+  // async pairs run synchronously on the calling thread.
+  AsyncExecuteState* async = nullptr;
+  // Infeed/outfeed queues and host send/recv callbacks; nullptr: none.
+  HostTransferParams* host = nullptr;
 };
 
 // Where a thunk comes from, for dumps, profiles and errors.
@@ -109,7 +124,11 @@ class Thunk {
     kRngGetAndUpdateState,
     kCustomCall,
     kPoison,
-    kLibrary,  // a host library call (dot, convolution, fft, sort, ...)
+    kLibrary,       // a host library call (dot, convolution, fft, sort, ...)
+    kCollective,    // all-reduce, all-gather, ... among several devices
+    kAsyncStart,    // launches nested thunks on a side stream
+    kAsyncDone,     // waits for them
+    kHostTransfer,  // infeed, outfeed, host send/recv
   };
 
   Thunk(Kind kind, ThunkInfo info) : kind_(kind), info_(std::move(info)) {}

@@ -31,32 +31,6 @@ std::vector<std::pair<ShapeIndex, const Shape*>> ArrayLeaves(const Shape& shape)
   return out;
 }
 
-absl::Status Unsupported(const HloInstruction& instr, absl::string_view what) {
-  return absl::UnimplementedError(absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(),
-                                               "': ", what,
-                                               " is not supported by the CPU backend"));
-}
-
-// Communication and asynchronous work: the next issue's.
-bool IsMultiDeviceOrAsync(HloOpcode op) {
-  if (HloOpcodeTraits(op) & kCollective) return true;
-  if (IsAsyncOpcode(op)) return true;
-  switch (op) {
-    case HloOpcode::kAsyncStart:
-    case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kAsyncDone:
-    case HloOpcode::kSend:
-    case HloOpcode::kSendDone:
-    case HloOpcode::kRecv:
-    case HloOpcode::kRecvDone:
-    case HloOpcode::kInfeed:
-    case HloOpcode::kOutfeed:
-      return true;
-    default:
-      return false;
-  }
-}
-
 int64_t ElementsOf(const Shape& shape) {
   int64_t n = 0;
   for (const auto& [index, leaf] : ArrayLeaves(shape)) n += leaf->ElementCount();
@@ -64,6 +38,12 @@ int64_t ElementsOf(const Shape& shape) {
 }
 
 }  // namespace
+
+absl::Status Unsupported(const HloInstruction& instr, absl::string_view what) {
+  return absl::UnimplementedError(absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(),
+                                               "': ", what,
+                                               " is not supported by the CPU backend"));
+}
 
 ThunkInfo InfoOf(const HloInstruction& instr) {
   return ThunkInfo{instr.name(), std::string(HloOpcodeString(instr.opcode())),
@@ -171,9 +151,7 @@ absl::StatusOr<ThunkSequence> ThunkEmitter::EmitComputation(const HloComputation
 }
 
 absl::Status ThunkEmitter::EmitInstruction(const HloInstruction& instr, ThunkSequence& out) {
-  if (IsMultiDeviceOrAsync(instr.opcode())) {
-    return Unsupported(instr, "communication and asynchronous work (a later issue's)");
-  }
+  if (HloOpcodeTraits(instr.opcode()) & kCollective) return EmitCollective(instr, out);
   switch (instr.opcode()) {
     case HloOpcode::kParameter:
     case HloOpcode::kAfterAll:
@@ -206,25 +184,19 @@ absl::Status ThunkEmitter::EmitInstruction(const HloInstruction& instr, ThunkSeq
         return CopyLeaves(instr.operand(0), {}, &instr, {}, instr.shape(), instr, out);
       }
       return EmitKernel(instr, out);
-    case HloOpcode::kCopyStart: {
-      // Run synchronously until the runtime has streams: the copy happens at
-      // the start ({0}: the destination; {1} aliases the source); the done
-      // only forwards {0}. The u32 context is never read.
-      // Host memory has one memory space: S(n) does not matter here.
-      auto in_host_memory = [](Shape shape) {
-        if (shape.has_layout()) shape.mutable_layout().memory_space = 0;
-        return shape;
-      };
-      const Shape& source = instr.operand(0)->shape();
-      if (!instr.shape().IsTuple() || instr.shape().tuple_shapes_size() < 2 ||
-          in_host_memory(instr.shape().tuple_shapes(0)) != in_host_memory(source)) {
-        return Unsupported(instr, "a copy-start that changes the layout");
-      }
-      RETURN_IF_ERROR(CopyLeaves(instr.operand(0), {}, &instr, {1}, source, instr, out));
-      return CopyLeaves(instr.operand(0), {}, &instr, {0}, source, instr, out);
-    }
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kCopyStart:
     case HloOpcode::kCopyDone:
-      return CopyLeaves(instr.operand(0), {0}, &instr, {}, instr.shape(), instr, out);
+      return EmitAsync(instr, out);
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+      return EmitHostTransfer(instr, out);
     case HloOpcode::kWhile:
       return EmitWhile(instr, out);
     case HloOpcode::kConditional:

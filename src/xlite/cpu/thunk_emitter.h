@@ -10,7 +10,12 @@
 //   parameter, constant, tuple, get-tuple-element, bitcast, add-dependency,
 //   opt-barrier, after-all, pass-through custom calls     -> nothing where the
 //       assignment gives the values one slice; copies where it does not
-//   collectives, async ops, send/recv, infeed/outfeed      -> Unimplemented
+//   collectives (and their -start/-done forms)          -> collective thunks
+//                                                          (collective_emitter.cc)
+//   async-start/update/done, copy-start/done            -> async start/done thunks
+//                                                          (async_emitter.cc)
+//   infeed, outfeed, send/recv (+ -done)                -> host transfer thunks
+//                                                          (host_transfer_emitter.cc)
 // Kernels are compiled afterwards in one batch: kernel_specs() lists them,
 // BindKernels() hands the compiled code to their thunks.
 #ifndef XLITE_CPU_THUNK_EMITTER_H_
@@ -64,6 +69,12 @@ class ThunkEmitter {
   absl::Status EmitWhile(const HloInstruction& instr, ThunkSequence& out);
   absl::Status EmitConditional(const HloInstruction& instr, ThunkSequence& out);
   absl::Status EmitCall(const HloInstruction& instr, ThunkSequence& out);
+  // Opcodes with the kCollective trait (collective_emitter.cc).
+  absl::Status EmitCollective(const HloInstruction& instr, ThunkSequence& out);
+  // async-start/update/done, copy-start/done (async_emitter.cc).
+  absl::Status EmitAsync(const HloInstruction& instr, ThunkSequence& out);
+  // infeed, outfeed, send, send-done, recv, recv-done (host_transfer_emitter.cc).
+  absl::Status EmitHostTransfer(const HloInstruction& instr, ThunkSequence& out);
 
   // The slice of `instr`'s value at `index`: EmptySlice() for arrays of no
   // bytes; Internal when the assignment has none for another array.
@@ -89,6 +100,9 @@ class ThunkEmitter {
 };
 
 ThunkInfo InfoOf(const HloInstruction& instr);
+
+// Unimplemented: "<opcode> '<name>': <what> is not supported by the CPU backend".
+absl::Status Unsupported(const HloInstruction& instr, absl::string_view what);
 
 }  // namespace xlite::cpu
 
