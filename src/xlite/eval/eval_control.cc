@@ -220,6 +220,15 @@ absl::StatusOr<Literal> EvalCustomCall(const HloInstruction& instr,
   return absl::UnimplementedError(absl::StrCat("unsupported custom-call target \"", target, "\""));
 }
 
+Shape WithoutLayouts(Shape shape) {
+  if (shape.IsTuple()) {
+    for (Shape& s : shape.mutable_tuple_shapes()) s = WithoutLayouts(s);
+  } else {
+    shape.clear_layout();
+  }
+  return shape;
+}
+
 // "infeed 'in.1'", as errors name it.
 std::string Named(const HloInstruction& instr) {
   return absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(), "'");
@@ -288,8 +297,7 @@ absl::StatusOr<Literal> EvalHostTransfer(const HloInstruction& instr,
       return Literal::Tuple(std::move(elements));
     }
     case HloOpcode::kRecv: {
-      Shape data = instr.shape().tuple_shapes(0);
-      data.clear_layout();
+      Shape data = WithoutLayouts(instr.shape().tuple_shapes(0));
       HostTransferMetadata metadata{device, instr.attrs().channel_id.value_or(0), data, name};
       ASSIGN_OR_RETURN(Literal value, transfers->Recv(metadata));
       std::vector<Literal> elements;

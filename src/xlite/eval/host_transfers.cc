@@ -27,6 +27,16 @@ std::string Seconds(HostTransfers::Duration d) {
 
 }  // namespace
 
+HostTransfers::Duration HostTransfers::timeout() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return timeout_;
+}
+
+void HostTransfers::set_timeout(Duration timeout) {
+  std::lock_guard<std::mutex> lock(mu_);
+  timeout_ = timeout;
+}
+
 void HostTransfers::PushInfeed(int64_t device, Literal block) {
   {
     std::lock_guard<std::mutex> lock(mu_);

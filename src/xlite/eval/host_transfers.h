@@ -62,8 +62,8 @@ class HostTransfers {
   HostTransfers& operator=(const HostTransfers&) = delete;
 
   // How long an infeed waits for a block.
-  Duration timeout() const { return timeout_; }
-  void set_timeout(Duration timeout) { timeout_ = timeout; }
+  Duration timeout() const;
+  void set_timeout(Duration timeout);
 
   // The host's side.
   void PushInfeed(int64_t device, Literal block);
