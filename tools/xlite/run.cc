@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -15,17 +14,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tools/xlite/host_feeds.h"
 #include "xlite/compiler.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
-#include "xlite/eval/host_transfers.h"
 #include "xlite/ir/elided_constants.h"
 #include "xlite/runtime/client.h"
 #include "xlite/runtime/compare_literals.h"
 #include "xlite/runtime/task_runner.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/support/npy.h"
-#include "xlite/support/status.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/verifier.h"
 #include "xlite/vhlo/bytecode_reader.h"
@@ -49,7 +47,7 @@ struct RunFlags {
   int64_t max_seconds = 0;
   bool split_input_file = false;
   std::string file;
-  std::string infeed;   // --infeed=FILE.npz: infeed blocks (HostFeeds)
+  std::string infeed;   // --infeed=FILE.npz: infeed blocks (host_feeds.h)
   std::string outfeed;  // --outfeed=FILE.npz: save the outfeed values
 };
 
@@ -119,128 +117,6 @@ absl::StatusOr<std::vector<Literal>> LoadInputs(const RunFlags& f, const HloModu
     }
   }
   return args;
-}
-
-// Builds a literal of `shape` from consecutive arrays starting at `next`.
-absl::StatusOr<Literal> TakeBlock(const Shape& shape, std::vector<Literal>& arrays, size_t& next) {
-  if (!shape.IsTuple()) {
-    if (next >= arrays.size()) return absl::InvalidArgumentError("ran out of arrays");
-    return std::move(arrays[next++]);
-  }
-  std::vector<Literal> elements;
-  for (const Shape& e : shape.tuple_shapes()) {
-    ASSIGN_OR_RETURN(Literal l, TakeBlock(e, arrays, next));
-    elements.push_back(std::move(l));
-  }
-  return Literal::Tuple(std::move(elements));
-}
-
-// --infeed and --outfeed: the run's HostTransfers, or nullptr without them.
-// --infeed=FILE.npz holds the infeed blocks in order, one array each; where
-// the module's infeeds read a tuple (they must then all read the same shape),
-// each block is that many consecutive arrays, in the tuple's leaf order.
-// Every device gets all blocks, `repeat` times (once per --iterations run).
-// Nothing else feeds the queues during a run, so an infeed finding none
-// fails at once. Without --infeed, --outfeed or an outfeed in the module:
-// no HostTransfers (an infeed then says none was given).
-struct HostFeeds {
-  std::unique_ptr<HostTransfers> transfers;
-  // Prints the outfeed values of the last of `runs` runs as `outfeed0 = ...`
-  // (d<k>_ per device) and saves them with --outfeed.
-  int Print(const RunFlags& f, int64_t devices, int64_t runs) const;
-};
-
-absl::StatusOr<HostFeeds> LoadHostFeeds(const RunFlags& f, const HloModule& module, int64_t devices,
-                                        int64_t repeat) {
-  HostFeeds feeds;
-  bool outfeeds = false;
-  for (const auto& c : module.computations()) {
-    for (const auto& i : c->instructions()) outfeeds |= i->opcode() == HloOpcode::kOutfeed;
-  }
-  if (f.infeed.empty() && f.outfeed.empty() && !outfeeds) return feeds;
-  feeds.transfers = std::make_unique<HostTransfers>(HostTransfers::Duration(0));
-  if (f.infeed.empty()) return feeds;
-  if (!absl::EndsWith(f.infeed, ".npz")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--infeed must be FILE.npz, got '", f.infeed, "'"));
-  }
-  ASSIGN_OR_RETURN(auto named, ReadNpz(f.infeed));
-  std::vector<Literal> arrays;
-  for (auto& [name, lit] : named) arrays.push_back(std::move(lit));
-  std::optional<Shape> tuple_shape;
-  int64_t infeeds = 0;
-  for (const auto& c : module.computations()) {
-    for (const auto& i : c->instructions()) {
-      if (i->opcode() != HloOpcode::kInfeed || !i->shape().IsTuple()) continue;
-      ++infeeds;
-      const Shape& data = i->shape().tuple_shapes(0);
-      if (!data.IsTuple()) continue;
-      if (tuple_shape && !tuple_shape->EqualIgnoringLayout(data)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--infeed: the module's infeeds read different tuples (", tuple_shape->ToString(false),
-            ", ", data.ToString(false), "); give one array per block or one tuple shape"));
-      }
-      tuple_shape = data;
-    }
-  }
-  int64_t leaves = 1;
-  if (tuple_shape) {
-    leaves = 0;
-    std::function<void(const Shape&)> count = [&](const Shape& s) {
-      if (s.IsTuple()) {
-        for (const Shape& e : s.tuple_shapes()) count(e);
-      } else {
-        ++leaves;
-      }
-    };
-    count(*tuple_shape);
-  }
-  std::vector<Literal> blocks;
-  if (leaves == 0) {
-    // Infeeds of (): one empty block per infeed.
-    for (int64_t k = 0; k < infeeds; ++k) blocks.push_back(Literal::Tuple({}));
-  } else {
-    if (arrays.size() % static_cast<size_t>(leaves) != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(f.infeed, " holds ", arrays.size(), " arrays, not a multiple of the ",
-                       leaves, " arrays of one ", tuple_shape->ToString(false), " infeed block"));
-    }
-    for (size_t next = 0; next < arrays.size();) {
-      ASSIGN_OR_RETURN(Literal block, tuple_shape ? TakeBlock(*tuple_shape, arrays, next)
-                                                  : std::move(arrays[next++]));
-      blocks.push_back(std::move(block));
-    }
-  }
-  for (int64_t r = 0; r < repeat; ++r) {
-    for (int64_t d = 0; d < devices; ++d) {
-      for (const Literal& b : blocks) feeds.transfers->PushInfeed(d, b);
-    }
-  }
-  return feeds;
-}
-
-int HostFeeds::Print(const RunFlags& f, int64_t devices, int64_t runs) const {
-  if (transfers == nullptr) return 0;
-  std::vector<std::pair<std::string, Literal>> to_save;
-  for (int64_t d = 0; d < devices; ++d) {
-    std::vector<Literal> values;
-    while (transfers->outfeed_size(d) > 0) values.push_back(*transfers->PopOutfeed(d));
-    const size_t per_run = values.size() / static_cast<size_t>(std::max<int64_t>(runs, 1));
-    std::vector<const Literal*> outs;
-    for (size_t k = values.size() - per_run; k < values.size(); ++k) Flatten(values[k], outs);
-    const std::string prefix = devices > 1 ? absl::StrCat("d", d, "_") : "";
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const std::string name = absl::StrCat(prefix, "outfeed", i);
-      std::cout << name << " = "
-                << (f.print_literals ? outs[i]->ToStringOneline() : Preview(*outs[i])) << "\n";
-      if (!f.outfeed.empty()) to_save.emplace_back(name, *outs[i]);
-    }
-  }
-  if (!f.outfeed.empty()) {
-    if (absl::Status s = WriteNpz(f.outfeed, to_save); !s.ok())
-      return Fail(std::string(s.message()));
-  }
-  return 0;
 }
 
 }  // namespace
@@ -414,6 +290,21 @@ static int PrintOutputs(const std::vector<Literal>& results, const RunFlags& f) 
   return 0;
 }
 
+// Prints the outfeed values of the last run like outputs (`outfeed0 = ...`,
+// d<k>_ per device) and saves them with --outfeed.
+static int PrintOutfeeds(const HostFeeds& feeds, const RunFlags& f, int64_t devices) {
+  std::vector<std::pair<std::string, Literal>> values = feeds.TakeOutfeeds(devices, f.iterations);
+  for (const auto& [name, value] : values) {
+    std::cout << name << " = " << (f.print_literals ? value.ToStringOneline() : Preview(value))
+              << "\n";
+  }
+  if (!f.outfeed.empty()) {
+    if (absl::Status s = WriteNpz(f.outfeed, values); !s.ok())
+      return Fail(std::string(s.message()));
+  }
+  return 0;
+}
+
 static double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -438,7 +329,7 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
     EvalOptions options;
     options.max_total_elements = f.max_elements;
     options.max_seconds = static_cast<double>(f.max_seconds);
-    absl::StatusOr<HostFeeds> feeds = LoadHostFeeds(f, *module, 1, 1);
+    absl::StatusOr<HostFeeds> feeds = HostFeeds::Load(f.infeed, f.outfeed, *module, 1, 1);
     if (!feeds.ok()) return Fail(std::string(feeds.status().message()));
     options.host_transfers = feeds->transfers.get();
     auto start = std::chrono::steady_clock::now();
@@ -453,7 +344,7 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
   absl::StatusOr<std::unique_ptr<runtime::Client>> client =
       runtime::Client::Create(runtime::ClientOptionsFrom(f.debug));
   if (!client.ok()) return Fail(std::string(client.status().message()));
-  absl::StatusOr<HostFeeds> feeds = LoadHostFeeds(f, *module, 1, f.iterations);
+  absl::StatusOr<HostFeeds> feeds = HostFeeds::Load(f.infeed, f.outfeed, *module, 1, f.iterations);
   if (!feeds.ok()) return Fail(std::string(feeds.status().message()));
   CompileOptions compile_options;
   compile_options.debug = f.debug;
@@ -486,7 +377,7 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
   std::vector<Literal> results;
   results.push_back(std::move(*result));
   if (int code = PrintOutputs(results, f); code != 0) return code;
-  if (int code = feeds->Print(f, 1, f.iterations); code != 0) return code;
+  if (int code = PrintOutfeeds(*feeds, f, 1); code != 0) return code;
   std::cerr << "xlite run: compiled in " << compile_ms << " ms; " << f.iterations
             << " iteration(s), median " << Median(times_ms) << " ms (cpu, "
             << (*client)->cpu_threads() << " threads)\n";
@@ -523,7 +414,8 @@ static int RunModule(std::unique_ptr<HloModule> module_ptr, const RunFlags& f,
   options.max_total_elements = f.max_elements;
   options.max_seconds = static_cast<double>(f.max_seconds);
   const int64_t devices = f.replicas * f.partitions;
-  absl::StatusOr<HostFeeds> feeds = LoadHostFeeds(f, module, devices, f.iterations);
+  absl::StatusOr<HostFeeds> feeds =
+      HostFeeds::Load(f.infeed, f.outfeed, module, devices, f.iterations);
   if (!feeds.ok()) return Fail(std::string(feeds.status().message()));
   options.host_transfers = feeds->transfers.get();
   std::vector<std::vector<Literal>> per_device(devices, *args);
@@ -539,7 +431,7 @@ static int RunModule(std::unique_ptr<HloModule> module_ptr, const RunFlags& f,
     }
   }
   if (int code = PrintOutputs(*results, f); code != 0) return code;
-  if (int code = feeds->Print(f, devices, f.iterations); code != 0) return code;
+  if (int code = PrintOutfeeds(*feeds, f, devices); code != 0) return code;
   std::cerr << "xlite run: " << f.iterations << " iteration(s), median " << Median(times_ms)
             << " ms (interpreter)\n";
   return 0;
