@@ -240,5 +240,49 @@ done
 "$XLITE" run --reference_platform=interpreter --max_seconds=60 "$ROOT/examples/mlp.hlo" > /dev/null 2>&1
 check "run --max_seconds bounds the reference interpreter of a compiled run" $?
 
+# Host transfers: --infeed blocks (consecutive arrays per tuple block), outfeed values
+# printed and saved with --outfeed, the same on both backends.
+cat > "$tmp/blocks.hlo" <<'EOF'
+HloModule make_blocks
+ENTRY e {
+  a = f32[3] constant({1, 2, 3})
+  b = s32[] constant(7)
+  c = f32[3] constant({10, 20, 30})
+  d = s32[] constant(8)
+  e = f32[3] constant({100, 200, 300})
+  f = s32[] constant(9)
+  ROOT t = (f32[3], s32[], f32[3], s32[], f32[3], s32[]) tuple(a, b, c, d, e, f)
+}
+EOF
+"$XLITE" run --backend=interpreter --output="$tmp/blocks.npz" "$tmp/blocks.hlo" > /dev/null 2>&1
+check "run --output writes the infeed blocks" $?
+for backend in cpu interpreter; do
+  "$XLITE" run --backend=$backend --infeed="$tmp/blocks.npz" --outfeed="$tmp/outfeed_$backend.npz" \
+    "$ROOT/examples/infeed_loop.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
+  [ $? -eq 0 ] && grep -q '^out0 = f32\[3\] {111, 222, 333}$' "$tmp/out.txt" \
+    && grep -q '^outfeed0 = f32\[3\] {1, 2, 3}$' "$tmp/out.txt" \
+    && grep -q '^outfeed2 = f32\[3\] {111, 222, 333}$' "$tmp/out.txt" && [ -s "$tmp/outfeed_$backend.npz" ]
+  check "run --backend=$backend --infeed loops over the blocks and prints the outfeed" $?
+done
+cmp -s "$tmp/outfeed_cpu.npz" "$tmp/outfeed_interpreter.npz"
+check "--outfeed files of both backends are identical" $?
+"$XLITE" run --infeed="$tmp/blocks.npz" --iterations=2 --reference_platform=interpreter \
+  "$ROOT/examples/infeed_loop.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 0 ] && grep -q 'against the interpreter: match' "$tmp/err.txt" \
+  && [ "$(grep -c '^outfeed' "$tmp/out.txt")" -eq 3 ]
+check "run --infeed with --iterations and the reference interpreter" $?
+"$XLITE" run "$ROOT/examples/infeed_loop.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "infeed 'in': no infeed block for device 0" "$tmp/err.txt"
+check "run without --infeed: the infeed names itself, exit 1" $?
+"$XLITE" run --infeed="$tmp/outfeed_cpu.npz" "$ROOT/examples/infeed_loop.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "not a multiple of the 2 arrays of one (f32\[3\], s32\[\]) infeed block" "$tmp/err.txt"
+check "run --infeed with arrays that do not fill whole blocks, exit 1" $?
+printf 'HloModule m\nENTRY e {\n  t = token[] after-all()\n  in = (s32[2], token[]) infeed(t)\n  ROOT x = s32[2] get-tuple-element(in), index=0\n}\n' > "$tmp/one_infeed.hlo"
+for backend in cpu interpreter; do
+  "$XLITE" run --backend=$backend --infeed="$tmp/blocks.npz" "$tmp/one_infeed.hlo" > /dev/null 2> "$tmp/err.txt"
+  [ $? -eq 1 ] && grep -q "infeed 'in': the next infeed block of device 0 has shape f32\[3\] but the infeed reads s32\[2\]" "$tmp/err.txt"
+  check "run --backend=$backend: an infeed block of the wrong shape names both shapes" $?
+done
+
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

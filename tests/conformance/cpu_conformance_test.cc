@@ -346,3 +346,173 @@ TEST(CpuConformance, JaxCorpusMatchesXlaInEveryForm) {
 
 }  // namespace
 }  // namespace xlite
+
+namespace xlite {
+namespace {
+
+// Runs `module` on one device with `transfers`: compiled (poisoned dead
+// slices, as CompileAndRun) or interpreted.
+absl::StatusOr<Literal> RunWithHostTransfers(std::unique_ptr<HloModule> module,
+                                             absl::Span<const Literal> args, bool compiled,
+                                             HostTransfers& transfers) {
+  if (!compiled) {
+    EvalOptions options;
+    options.max_total_elements = kElementBudget;
+    options.max_seconds = kSecondsBudget;
+    options.host_transfers = &transfers;
+    return Evaluate(*module, args, options);
+  }
+  CompileOptions options;
+  options.debug.poison_dead_slices = true;
+  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> executable,
+                   Compile(std::move(module), options));
+  runtime::PoolTaskRunner runner(Pool());
+  runtime::ExecuteOptions execute;
+  execute.runner = &runner;
+  execute.host_transfers = &transfers;
+  return executable->ExecuteLiterals(args, execute);
+}
+
+// The XLA corpus modules with infeed, outfeed or host send/recv on one
+// device, compiled vs interpreted with the same seeded host data
+// (AddFakeHostTransfers: one fake block per infeed, fake values from recv
+// callbacks): results, outfeed values, sent values and the infeed blocks
+// left over must agree. Every module not run is listed with its reason.
+TEST(CpuConformance, XlaCorpusHostTransfersAgreeWithTheInterpreter) {
+  const fs::path dir = Corpus() / "xla";
+  if (!fs::exists(dir / "manifest.tsv")) {
+    std::cerr << "\n*** SKIPPING the host-transfer conformance run: " << dir
+              << "/manifest.tsv not found ***\n\n";
+    GTEST_SKIP();
+  }
+  std::ifstream manifest(dir / "manifest.tsv");
+  std::string line;
+  std::getline(manifest, line);
+  int ran = 0, agree = 0, outfeeds = 0, sends = 0, infeeds = 0;
+  std::vector<std::string> not_run, disagreements;
+  while (std::getline(manifest, line)) {
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    if (f.size() < 3) continue;
+    const std::string& kind = f[2];
+    if (kind != "hlo_file" && kind != "hlo_file_headerless" && kind != "parser_roundtrip_long" &&
+        kind != "parser_roundtrip_short" && kind != "parser_test") {
+      continue;
+    }
+    std::ifstream in(dir / f[0]);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    if (text.find("feed(") == std::string::npos && text.find("send(") == std::string::npos &&
+        text.find("recv(") == std::string::npos) {
+      continue;
+    }
+    absl::StatusOr<std::unique_ptr<HloModule>> m = ParseModule(text, f[0]);
+    if (!m.ok()) {
+      not_run.push_back(absl::StrCat(f[0], ": not valid: ", FirstLine(m.status().message())));
+      continue;
+    }
+    bool transfers = false, device_to_device = false, collectives = false;
+    for (const auto& c : (*m)->computations()) {
+      for (const auto& i : c->instructions()) {
+        const HloOpcode op = i->opcode();
+        if (op == HloOpcode::kInfeed || op == HloOpcode::kOutfeed) transfers = true;
+        if (op == HloOpcode::kSend || op == HloOpcode::kRecv) {
+          transfers = true;
+          if (!i->attrs().is_host_transfer) device_to_device = true;
+        }
+        if (HloOpcodeTraits(op) & kCollective) collectives = true;
+      }
+    }
+    if (!transfers) continue;
+    if (collectives || (*m)->config().replica_count * (*m)->config().num_partitions > 1) {
+      not_run.push_back(absl::StrCat(f[0], ": several devices (collectives or replicas)"));
+      continue;
+    }
+    absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(**m, FakeDataKind::kRandom, 0);
+    if (!args.ok()) {
+      not_run.push_back(absl::StrCat(f[0], ": ", FirstLine(args.status().message())));
+      continue;
+    }
+    // The same seeded host data for both runs.
+    HostTransfers host[2];
+    std::vector<Literal> sent[2];
+    absl::StatusOr<Literal> result[2];
+    absl::StatusOr<std::unique_ptr<HloModule>> copy = ParseModule(text, f[0]);
+    ASSERT_TRUE(copy.ok());
+    int64_t pushed = 0;
+    for (int compiled = 0; compiled < 2; ++compiled) {
+      host[compiled].set_timeout(std::chrono::seconds(2));
+      ASSERT_TRUE(
+          AddFakeHostTransfers(**m, /*seed=*/1, /*devices=*/1, host[compiled], &sent[compiled])
+              .ok());
+      pushed = host[compiled].infeed_size(0);
+      result[compiled] = RunWithHostTransfers(compiled ? std::move(*m) : std::move(*copy), *args,
+                                              compiled == 1, host[compiled]);
+    }
+    if (device_to_device) {
+      // Not run by either; both must say so rather than answer.
+      if (!absl::IsUnimplemented(result[0].status()) ||
+          !absl::IsUnimplemented(result[1].status())) {
+        disagreements.push_back(absl::StrCat(
+            f[0], ": device-to-device send/recv not Unimplemented: ", result[0].status().ToString(),
+            " / ", result[1].status().ToString()));
+      } else {
+        not_run.push_back(absl::StrCat(
+            f[0], ": device-to-device send/recv (is_host_transfer=false): Unimplemented on both"));
+      }
+      continue;
+    }
+    if (!result[0].ok()) {
+      not_run.push_back(
+          absl::StrCat(f[0], ": the interpreter: ", FirstLine(result[0].status().message())));
+      continue;
+    }
+    ++ran;
+    std::string why;
+    if (!result[1].ok()) {
+      why = absl::StrCat(absl::IsUnimplemented(result[1].status()) ? "UNIMPLEMENTED " : "ERROR ",
+                         FirstLine(result[1].status().message()));
+    } else if (runtime::Comparison c = runtime::CompareLiterals(*result[1], *result[0]);
+               !c.matches) {
+      why = absl::StrCat("MISMATCH result ", FirstLine(c.ToString()));
+    } else if (host[0].outfeed_size(0) != host[1].outfeed_size(0) ||
+               sent[0].size() != sent[1].size() ||
+               host[0].infeed_size(0) != host[1].infeed_size(0)) {
+      why = absl::StrCat("MISMATCH outfeed values ", host[1].outfeed_size(0), " vs ",
+                         host[0].outfeed_size(0), ", sent ", sent[1].size(), " vs ", sent[0].size(),
+                         ", infeed left ", host[1].infeed_size(0), " vs ", host[0].infeed_size(0));
+    } else {
+      sends += static_cast<int>(sent[0].size());
+      outfeeds += static_cast<int>(host[0].outfeed_size(0));
+      infeeds += static_cast<int>(pushed - host[0].infeed_size(0));
+      for (size_t k = 0; k < sent[0].size() && why.empty(); ++k) {
+        if (runtime::Comparison c = runtime::CompareLiterals(sent[1][k], sent[0][k]); !c.matches) {
+          why = absl::StrCat("MISMATCH sent value ", k, " ", FirstLine(c.ToString()));
+        }
+      }
+      for (int k = 0; why.empty() && host[0].outfeed_size(0) > 0; ++k) {
+        Literal want = *host[0].PopOutfeed(0);
+        Literal got = *host[1].PopOutfeed(0);
+        if (runtime::Comparison c = runtime::CompareLiterals(got, want); !c.matches) {
+          why = absl::StrCat("MISMATCH outfeed value ", k, " ", FirstLine(c.ToString()));
+        }
+      }
+    }
+    if (why.empty()) {
+      ++agree;
+    } else {
+      disagreements.push_back(absl::StrCat(f[0], ": ", why));
+    }
+  }
+  std::cout << "\nHost transfers (infeed, outfeed, host send/recv), CPU backend vs interpreter: "
+            << agree << "/" << ran << " agree (" << infeeds << " infeed blocks read, " << outfeeds
+            << " outfeed and " << sends << " sent values compared); not run: " << not_run.size()
+            << "\n";
+  for (const std::string& s : not_run) std::cout << "  not run: " << s << "\n";
+  for (const std::string& s : disagreements) std::cout << "  DISAGREE " << s << "\n";
+  EXPECT_GT(ran, 0);
+  EXPECT_EQ(agree, ran) << "see DISAGREE above";
+}
+
+}  // namespace
+}  // namespace xlite

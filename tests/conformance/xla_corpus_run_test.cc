@@ -13,6 +13,7 @@
 #include "xlite/collectives/replica_groups.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
+#include "xlite/eval/host_transfers.h"
 #include "xlite/ir/elided_constants.h"
 #include "xlite/text/parser.h"
 #include "xlite/verify/verifier.h"
@@ -160,6 +161,13 @@ TEST(XlaCorpusRun, InterpreterRunsValidModules) {
             continue;
           }
           std::vector<std::vector<Literal>> per_device(replicas * partitions, *args);
+          // Seeded fake host data for infeed and host send/recv.
+          HostTransfers host(std::chrono::seconds(2));
+          options.host_transfers = &host;
+          if (absl::Status s = AddFakeHostTransfers(**m, 1, replicas * partitions, host); !s.ok()) {
+            result = s;
+            break;
+          }
           auto r = EvaluateReplicated(**m, per_device, options);
           if (r.ok()) {
             result = std::move((*r)[0]);

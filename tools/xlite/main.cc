@@ -74,6 +74,11 @@ commands:
                                            at most 4096 in all; interpreter only)
              --print_literals              print whole outputs (default: a preview)
              --output=FILE.npz             save outputs out0, out1, ... (d<i>_ per device)
+             --infeed=FILE.npz             infeed blocks, in order, one array each; for
+                                           infeeds of a tuple, that many consecutive arrays
+                                           (leaf order) make one block; every device gets all
+             --outfeed=FILE.npz            save the outfeed values outfeed0, ... (tuple values
+                                           flattened; printed like outputs either way)
              --iterations=N                run N times, report the median time
              --max_elements=N              give up (exit 4) after producing N elements
              --max_seconds=N               give up (exit 4) after N seconds (both: the

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tools/xlite/host_feeds.h"
 #include "xlite/compiler.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
@@ -46,6 +47,8 @@ struct RunFlags {
   int64_t max_seconds = 0;
   bool split_input_file = false;
   std::string file;
+  std::string infeed;   // --infeed=FILE.npz: infeed blocks (host_feeds.h)
+  std::string outfeed;  // --outfeed=FILE.npz: save the outfeed values
 };
 
 // The most devices --replicas x --partitions may simulate (the interpreter's
@@ -164,6 +167,10 @@ int Run(const std::vector<std::string>& raw_argv) {
       f.split_input_file = true;
     } else if (arg == "--print_literals") {
       f.print_literals = true;
+    } else if (auto v = value_of("--infeed")) {
+      f.infeed = *v;
+    } else if (auto v = value_of("--outfeed")) {
+      f.outfeed = *v;
     } else if (auto v = value_of("--output")) {
       f.output = *v;
     } else if (!absl::StartsWith(arg, "-") || arg == "-") {
@@ -283,6 +290,21 @@ static int PrintOutputs(const std::vector<Literal>& results, const RunFlags& f) 
   return 0;
 }
 
+// Prints the outfeed values of the last run like outputs (`outfeed0 = ...`,
+// d<k>_ per device) and saves them with --outfeed.
+static int PrintOutfeeds(const HostFeeds& feeds, const RunFlags& f, int64_t devices) {
+  std::vector<std::pair<std::string, Literal>> values = feeds.TakeOutfeeds(devices, f.iterations);
+  for (const auto& [name, value] : values) {
+    std::cout << name << " = " << (f.print_literals ? value.ToStringOneline() : Preview(value))
+              << "\n";
+  }
+  if (!f.outfeed.empty()) {
+    if (absl::Status s = WriteNpz(f.outfeed, values); !s.ok())
+      return Fail(std::string(s.message()));
+  }
+  return 0;
+}
+
 static double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -307,6 +329,9 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
     EvalOptions options;
     options.max_total_elements = f.max_elements;
     options.max_seconds = static_cast<double>(f.max_seconds);
+    absl::StatusOr<HostFeeds> feeds = HostFeeds::Load(f.infeed, f.outfeed, *module, 1, 1);
+    if (!feeds.ok()) return Fail(std::string(feeds.status().message()));
+    options.host_transfers = feeds->transfers.get();
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<Literal>> r = EvaluateReplicated(*module, {args}, options);
     if (!r.ok()) {
@@ -319,6 +344,8 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
   absl::StatusOr<std::unique_ptr<runtime::Client>> client =
       runtime::Client::Create(runtime::ClientOptionsFrom(f.debug));
   if (!client.ok()) return Fail(std::string(client.status().message()));
+  absl::StatusOr<HostFeeds> feeds = HostFeeds::Load(f.infeed, f.outfeed, *module, 1, f.iterations);
+  if (!feeds.ok()) return Fail(std::string(feeds.status().message()));
   CompileOptions compile_options;
   compile_options.debug = f.debug;
   compile_options.module_id = module_id;
@@ -335,6 +362,7 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
   runtime::ExecuteOptions options;
   options.runner = &runner;
   if (f.debug.profile) options.profile = &profile;
+  options.host_transfers = feeds->transfers.get();
   std::vector<double> times_ms;
   absl::StatusOr<Literal> result = absl::UnknownError("not run");
   for (int64_t it = 0; it < f.iterations; ++it) {
@@ -349,6 +377,7 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
   std::vector<Literal> results;
   results.push_back(std::move(*result));
   if (int code = PrintOutputs(results, f); code != 0) return code;
+  if (int code = PrintOutfeeds(*feeds, f, 1); code != 0) return code;
   std::cerr << "xlite run: compiled in " << compile_ms << " ms; " << f.iterations
             << " iteration(s), median " << Median(times_ms) << " ms (cpu, "
             << (*client)->cpu_threads() << " threads)\n";
@@ -385,6 +414,10 @@ static int RunModule(std::unique_ptr<HloModule> module_ptr, const RunFlags& f,
   options.max_total_elements = f.max_elements;
   options.max_seconds = static_cast<double>(f.max_seconds);
   const int64_t devices = f.replicas * f.partitions;
+  absl::StatusOr<HostFeeds> feeds =
+      HostFeeds::Load(f.infeed, f.outfeed, module, devices, f.iterations);
+  if (!feeds.ok()) return Fail(std::string(feeds.status().message()));
+  options.host_transfers = feeds->transfers.get();
   std::vector<std::vector<Literal>> per_device(devices, *args);
   std::vector<double> times_ms;
   absl::StatusOr<std::vector<Literal>> results = absl::UnknownError("not run");
@@ -398,6 +431,7 @@ static int RunModule(std::unique_ptr<HloModule> module_ptr, const RunFlags& f,
     }
   }
   if (int code = PrintOutputs(*results, f); code != 0) return code;
+  if (int code = PrintOutfeeds(*feeds, f, devices); code != 0) return code;
   std::cerr << "xlite run: " << f.iterations << " iteration(s), median " << Median(times_ms)
             << " ms (interpreter)\n";
   return 0;

@@ -1,10 +1,80 @@
-// ThunkEmitter::EmitHostTransfer: infeed, outfeed, send/recv.
+// ThunkEmitter::EmitHostTransfer: infeed, outfeed, and send/recv with
+// is_host_transfer=true (cpu/host_transfer_thunks.h). Device-to-device
+// send/recv is Unimplemented, naming the instruction.
+#include "absl/strings/str_cat.h"
+#include "xlite/cpu/host_transfer_thunks.h"
+#include "xlite/cpu/physical_layout.h"
 #include "xlite/cpu/thunk_emitter.h"
+#include "xlite/support/status.h"
 
 namespace xlite::cpu {
+namespace {
+
+Shape WithoutLayouts(Shape shape) {
+  if (shape.IsTuple()) {
+    for (Shape& s : shape.mutable_tuple_shapes()) s = WithoutLayouts(s);
+  } else {
+    shape.clear_layout();
+  }
+  return shape;
+}
+
+}  // namespace
 
 absl::Status ThunkEmitter::EmitHostTransfer(const HloInstruction& instr, ThunkSequence& out) {
-  return Unsupported(instr, "host and device transfers");
+  const HloOpcode op = instr.opcode();
+  if (op != HloOpcode::kInfeed && op != HloOpcode::kOutfeed && !instr.attrs().is_host_transfer) {
+    return Unsupported(instr, "device-to-device send/recv (is_host_transfer=false)");
+  }
+  if (op == HloOpcode::kSendDone) return absl::OkStatus();  // the send already ran
+  if (op != HloOpcode::kOutfeed &&
+      (!instr.shape().IsTuple() || instr.shape().tuple_shapes_size() < 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(HloOpcodeString(op), " '", instr.name(),
+                                                   "' expects a (data, ..., token) tuple"));
+  }
+  if (op == HloOpcode::kRecvDone) {
+    // Dataflow makes recv-done's data recv's own; a copy only where they differ.
+    if (instr.operand_count() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("recv-done '", instr.name(), "' takes one operand"));
+    }
+    return CopyLeaves(instr.operand(0), {0}, &instr, {0}, instr.shape().tuple_shapes(0), instr,
+                      out);
+  }
+  // The value's leaves: in the result (infeed, recv: index {0, ...}) or in
+  // operand 0 (outfeed, send).
+  const bool into_result = op == HloOpcode::kInfeed || op == HloOpcode::kRecv;
+  if (!into_result && instr.operand_count() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(HloOpcodeString(op), " '", instr.name(), "' takes a value"));
+  }
+  const HloInstruction* holder = into_result ? &instr : instr.operand(0);
+  const Shape& value = into_result ? instr.shape().tuple_shapes(0) : holder->shape();
+  std::vector<TransferLeaf> leaves;
+  absl::Status status;
+  ForEachSubshape(value, [&](const Shape& s, const ShapeIndex& index) {
+    if (!status.ok() || !s.IsArray()) return;
+    status = CheckRunnableLayout(s, absl::StrCat(HloOpcodeString(op), " '", instr.name(), "'"));
+    if (!status.ok()) return;
+    ShapeIndex at = index;
+    if (into_result) at.insert(at.begin(), 0);
+    absl::StatusOr<BufferSlice> slice = Slice(holder, at);
+    if (!slice.ok()) {
+      status = slice.status();
+      return;
+    }
+    leaves.push_back(TransferLeaf{index, s, *slice});
+  });
+  RETURN_IF_ERROR(status);
+  const HostTransferThunk::Direction direction =
+      op == HloOpcode::kInfeed    ? HostTransferThunk::Direction::kInfeed
+      : op == HloOpcode::kOutfeed ? HostTransferThunk::Direction::kOutfeed
+      : op == HloOpcode::kSend    ? HostTransferThunk::Direction::kSend
+                                  : HostTransferThunk::Direction::kRecv;
+  out.push_back(std::make_unique<HostTransferThunk>(InfoOf(instr), direction, WithoutLayouts(value),
+                                                    std::move(leaves),
+                                                    instr.attrs().channel_id.value_or(0)));
+  return absl::OkStatus();
 }
 
 }  // namespace xlite::cpu

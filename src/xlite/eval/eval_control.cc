@@ -1,6 +1,7 @@
 // Control flow and calls: while, conditional, call, fusion, the generic async
-// ops (async-start/update/done), custom-call, and the host-transfer ops, which
-// the interpreter does not support (it has no host to transfer to).
+// ops (async-start/update/done), custom-call, and the host transfers (infeed,
+// outfeed, send/recv with is_host_transfer=true) through
+// EvalOptions::host_transfers.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/eval/eval_util.h"
 #include "xlite/eval/evaluator.h"
+#include "xlite/eval/host_transfers.h"
 #include "xlite/support/status.h"
 
 namespace xlite::eval {
@@ -218,6 +220,97 @@ absl::StatusOr<Literal> EvalCustomCall(const HloInstruction& instr,
   return absl::UnimplementedError(absl::StrCat("unsupported custom-call target \"", target, "\""));
 }
 
+Shape WithoutLayouts(Shape shape) {
+  if (shape.IsTuple()) {
+    for (Shape& s : shape.mutable_tuple_shapes()) s = WithoutLayouts(s);
+  } else {
+    shape.clear_layout();
+  }
+  return shape;
+}
+
+// "infeed 'in.1'", as errors name it.
+std::string Named(const HloInstruction& instr) {
+  return absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(), "'");
+}
+
+// infeed, outfeed, send/recv (+ -done) with the host: HostTransfers' rules,
+// which the CPU runtime follows too. Values are taken or given when the
+// infeed, outfeed, send or recv runs; the -done ops forward them.
+absl::StatusOr<Literal> EvalHostTransfer(const HloInstruction& instr,
+                                         absl::Span<const Literal* const> operands,
+                                         EvalContext& context) {
+  const HloOpcode op = instr.opcode();
+  const bool host =
+      op == HloOpcode::kInfeed || op == HloOpcode::kOutfeed || instr.attrs().is_host_transfer;
+  if (!host) {
+    return Unsupported(instr, "device-to-device send/recv (is_host_transfer=false)");
+  }
+  if (op == HloOpcode::kSendDone) return Literal(Shape::Token());
+  if (op == HloOpcode::kRecvDone) {
+    if (operands.size() != 1 || operands[0]->tuple_elements().empty()) {
+      return absl::InvalidArgumentError("recv-done takes the recv's (data, context, token)");
+    }
+    std::vector<Literal> elements;
+    elements.push_back(operands[0]->tuple_elements()[0]);
+    elements.push_back(Literal(Shape::Token()));
+    return Literal::Tuple(std::move(elements));
+  }
+  HostTransfers* transfers = context.options().host_transfers;
+  if (transfers == nullptr) {
+    const char* what = op == HloOpcode::kInfeed    ? "infeed was given"
+                       : op == HloOpcode::kOutfeed ? "outfeed queue was given"
+                                                   : "send/recv callbacks were given";
+    return absl::FailedPreconditionError(
+        absl::StrCat(Named(instr), ": no ", what,
+                     " (the run has no host transfers: EvalOptions::host_transfers)"));
+  }
+  // XLA's default placement: the queues' device id.
+  const int64_t device =
+      context.partition_id() * context.options().replica_count + context.replica_id();
+  const std::string name = Named(instr);
+  if (!instr.shape().IsTuple() && op != HloOpcode::kOutfeed) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": expects a tuple shape"));
+  }
+  switch (op) {
+    case HloOpcode::kInfeed: {
+      ASSIGN_OR_RETURN(Literal block,
+                       transfers->TakeInfeed(device, instr.shape().tuple_shapes(0), name));
+      std::vector<Literal> elements;
+      elements.push_back(std::move(block));
+      elements.push_back(Literal(Shape::Token()));
+      return Literal::Tuple(std::move(elements));
+    }
+    case HloOpcode::kOutfeed:
+      if (operands.empty()) return absl::InvalidArgumentError("outfeed takes a value");
+      transfers->PutOutfeed(device, *operands[0]);
+      return Literal(Shape::Token());
+    case HloOpcode::kSend: {
+      if (operands.empty()) return absl::InvalidArgumentError("send takes a value");
+      HostTransferMetadata metadata{device, instr.attrs().channel_id.value_or(0),
+                                    operands[0]->shape(), name};
+      RETURN_IF_ERROR(transfers->Send(metadata, *operands[0]));
+      std::vector<Literal> elements;
+      elements.push_back(*operands[0]);
+      elements.push_back(Literal(Shape::Array(PrimitiveType::U32, {})));
+      elements.push_back(Literal(Shape::Token()));
+      return Literal::Tuple(std::move(elements));
+    }
+    case HloOpcode::kRecv: {
+      Shape data = WithoutLayouts(instr.shape().tuple_shapes(0));
+      HostTransferMetadata metadata{device, instr.attrs().channel_id.value_or(0), data, name};
+      ASSIGN_OR_RETURN(Literal value, transfers->Recv(metadata));
+      std::vector<Literal> elements;
+      elements.push_back(std::move(value));
+      elements.push_back(Literal(Shape::Array(PrimitiveType::U32, {})));
+      elements.push_back(Literal(Shape::Token()));
+      return Literal::Tuple(std::move(elements));
+    }
+    default:
+      return absl::NotFoundError("not handled");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> EvalControl(const HloInstruction& instr,
@@ -241,15 +334,12 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& instr,
     case HloOpcode::kCustomCall:
       return EvalCustomCall(instr, operands, context);
     case HloOpcode::kInfeed:
-      return Unsupported(instr, "infeed (the interpreter has no host transfers)");
     case HloOpcode::kOutfeed:
-      return Unsupported(instr, "outfeed (the interpreter has no host transfers)");
     case HloOpcode::kSend:
     case HloOpcode::kSendDone:
-      return Unsupported(instr, "send (the interpreter has no host or device transfers)");
     case HloOpcode::kRecv:
     case HloOpcode::kRecvDone:
-      return Unsupported(instr, "recv (the interpreter has no host or device transfers)");
+      return EvalHostTransfer(instr, operands, context);
     default:
       return absl::NotFoundError("not handled");
   }

@@ -322,7 +322,7 @@ ENTRY e {
   EXPECT_EQ(Ints(result->tuple_elements()[1]), (std::vector<int64_t>{1, 3, 2, 2, 0, 3}));
 }
 
-TEST(EvalControl, HostTransfersAreUnsupported) {
+TEST(EvalControl, InfeedWithoutHostTransfersSaysNoInfeedWasGiven) {
   auto module = Parse(R"(
 HloModule m
 ENTRY e {
@@ -332,8 +332,10 @@ ENTRY e {
   ASSERT_NE(module, nullptr);
   absl::StatusOr<Literal> result = Evaluate(*module, {});
   ASSERT_FALSE(result.ok());
-  EXPECT_TRUE(absl::IsUnimplemented(result.status())) << result.status();
-  EXPECT_NE(result.status().message().find("infeed"), absl::string_view::npos) << result.status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(result.status())) << result.status();
+  EXPECT_NE(result.status().message().find("infeed 'in': no infeed was given"),
+            absl::string_view::npos)
+      << result.status();
 }
 
 }  // namespace

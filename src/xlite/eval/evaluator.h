@@ -18,6 +18,7 @@
 namespace xlite {
 
 class CollectiveRendezvous;
+class HostTransfers;
 
 struct EvalOptions {
   int64_t replica_count = 1;
@@ -27,6 +28,10 @@ struct EvalOptions {
   int64_t max_total_elements = 0;
   // Stop after this much wall-clock time (0 = unlimited); same error.
   double max_seconds = 0;
+  // Infeed/outfeed queues and host send/recv callbacks (eval/host_transfers.h,
+  // shared with the CPU runtime); nullptr: a run reaching infeed, outfeed or a
+  // host send/recv fails, saying none was given.
+  HostTransfers* host_transfers = nullptr;
 };
 
 // A custom-call target: computes the result from the operands.

@@ -1,9 +1,15 @@
 #include "xlite/eval/fake_data.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "xlite/eval/host_transfers.h"
+#include "xlite/support/status.h"
 
 namespace xlite {
 namespace {
@@ -152,6 +158,87 @@ absl::StatusOr<std::vector<Literal>> MakeFakeArguments(const HloModule& module, 
     args.push_back(std::move(lit));
   }
   return args;
+}
+
+absl::StatusOr<Literal> MakeFakeLiteral(const Shape& shape, FakeDataKind kind, uint64_t seed) {
+  Shape s = shape;
+  int64_t elements = 0;
+  bool dynamic = false;
+  std::function<void(Shape&)> visit = [&](Shape& t) {
+    if (t.IsTuple()) {
+      for (Shape& e : t.mutable_tuple_shapes()) visit(e);
+      return;
+    }
+    t.clear_layout();
+    if (!t.IsArray()) return;
+    dynamic |= !t.is_static();
+    if (t.is_static()) elements += t.ElementCount();
+  };
+  visit(s);
+  if (dynamic) {
+    return absl::UnimplementedError(
+        absl::StrCat("fake data needs a static shape, got ", s.ToString(false)));
+  }
+  if (elements > (int64_t{1} << 31)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("too large: ", s.ToString(false), " has ", elements, " elements"));
+  }
+  std::mt19937_64 rng(seed);
+  Literal lit(s);
+  Fill(lit, kind, rng, IndexBound());
+  return lit;
+}
+
+absl::Status AddFakeHostTransfers(const HloModule& module, uint64_t seed, int64_t devices,
+                                  HostTransfers& transfers, std::vector<Literal>* sent) {
+  struct Shared {
+    std::mutex mu;
+    std::vector<Literal>* sent = nullptr;
+    std::map<int64_t, uint64_t> calls;  // recv calls per channel
+  };
+  auto shared = std::make_shared<Shared>();
+  shared->sent = sent;
+  std::vector<const HloComputation*> order;
+  if (const HloComputation* entry = module.entry_computation()) order.push_back(entry);
+  for (const auto& c : module.computations()) {
+    if (c.get() != module.entry_computation()) order.push_back(c.get());
+  }
+  uint64_t block = 0;
+  for (const HloComputation* c : order) {
+    for (const HloInstruction* instr : c->MakeInstructionPostOrder()) {
+      const HloOpcode op = instr->opcode();
+      if (op == HloOpcode::kInfeed && instr->shape().IsTuple() &&
+          instr->shape().tuple_shapes_size() >= 1) {
+        for (int64_t d = 0; d < devices; ++d) {
+          ASSIGN_OR_RETURN(Literal value,
+                           MakeFakeLiteral(instr->shape().tuple_shapes(0), FakeDataKind::kRandom,
+                                           seed * 7919 + block++));
+          transfers.PushInfeed(d, std::move(value));
+        }
+      } else if (op == HloOpcode::kRecv && instr->attrs().is_host_transfer) {
+        transfers.SetRecvCallback(
+            instr->attrs().channel_id.value_or(0),
+            [shared, seed](const HostTransferMetadata& m) -> absl::StatusOr<Literal> {
+              uint64_t call;
+              {
+                std::lock_guard<std::mutex> lock(shared->mu);
+                call = shared->calls[m.channel_id]++;
+              }
+              return MakeFakeLiteral(m.shape, FakeDataKind::kRandom,
+                                     seed * 104729 + static_cast<uint64_t>(m.channel_id) * 65537 +
+                                         static_cast<uint64_t>(m.device) * 257 + call);
+            });
+      } else if (op == HloOpcode::kSend && instr->attrs().is_host_transfer) {
+        transfers.SetSendCallback(instr->attrs().channel_id.value_or(0),
+                                  [shared](const HostTransferMetadata&, const Literal& value) {
+                                    std::lock_guard<std::mutex> lock(shared->mu);
+                                    if (shared->sent) shared->sent->push_back(value);
+                                    return absl::OkStatus();
+                                  });
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace xlite

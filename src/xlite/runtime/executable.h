@@ -25,6 +25,7 @@
 #include "xlite/codegen/jit.h"
 #include "xlite/cpu/thunk.h"
 #include "xlite/cpu/thunk_emitter.h"
+#include "xlite/eval/host_transfers.h"
 #include "xlite/ir/literal.h"
 #include "xlite/ir/module.h"
 #include "xlite/runtime/buffer.h"
@@ -46,6 +47,10 @@ struct ExecuteOptions {
   // aliases them (PjRt's non_donatable_input_indices); they get copy
   // protection (may-alias) or are an error (must-alias).
   absl::flat_hash_set<int64_t> non_donatable_input_indices;
+  // Infeed/outfeed queues and host send/recv callbacks (eval/host_transfers.h);
+  // this run's queues are the device partition_id * replicas + replica_id's.
+  // nullptr: infeed, outfeed and host send/recv fail, saying none was given.
+  HostTransfers* host_transfers = nullptr;
 };
 
 class Executable {
