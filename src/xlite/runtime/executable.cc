@@ -237,6 +237,7 @@ absl::Status Executable::Run(std::vector<uint8_t*>& bases, const ExecuteOptions&
   params.executor = &executor;
   params.replica_id = options.replica_id;
   params.partition_id = options.partition_id;
+  params.collectives = options.collectives;
   params.flush_denormals = options.flush_denormals;
   codegen::ScopedFlushDenormals flush(options.flush_denormals);
   return executor.Run(thunks_, params);
