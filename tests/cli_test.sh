@@ -222,7 +222,7 @@ check "run --xlite_profile prints time per thunk; --xlite_cpu_threads sets the b
   ls "$tmp/dump" | grep -q 'buffer-assignment.txt$' &&
   ls "$tmp/dump" | grep -q 'ir-with-opt.ll$' && ls "$tmp/dump" | grep -q 'xlite-thunks.txt$'
 check "run --xla_dump_to writes the HLO, the buffer assignment, the LLVM IR and the thunks" $?
-printf 'HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  id = u32[] partition-id()\n  f = f32[] convert(id)\n  b = f32[4] broadcast(f), dimensions={}\n  y = f32[4] add(x, b)\n  ROOT r = f32[4] all-reduce(y), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add\n}\n' > "$tmp/ar.hlo"
+printf 'HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  id = u32[] partition-id()\n  f = f32[] convert(id)\n  b = f32[4] broadcast(f), dimensions={}\n  y = f32[4] add(x, b)\n  ROOT r = f32[4] all-reduce(y), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=add\n}\n' > "$tmp/ar.hlo"
 "$XLITE" run --replicas=2 --partitions=2 --reference_platform=interpreter "$tmp/ar.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
 [ $? -eq 0 ] && grep -q '^device 3 (replica 1, partition 1):$' "$tmp/out.txt" &&
   grep -q '^d3_out0 = f32\[4\]' "$tmp/out.txt" && grep -q '(cpu, 4 devices, ' "$tmp/err.txt" &&

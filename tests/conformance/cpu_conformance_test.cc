@@ -24,6 +24,7 @@
 #include <tuple>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
@@ -37,6 +38,7 @@
 #include "xlite/runtime/execute_on_devices.h"
 #include "xlite/runtime/task_runner.h"
 #include "xlite/runtime/thread_pool.h"
+#include "xlite/stablehlo/check_ops.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/support/status.h"
 #include "xlite/text/parser.h"
@@ -548,6 +550,133 @@ TEST(CpuConformance, StablehloCorpusChecksPass) {
     std::cout << "  unsupported x" << n << ": " << r << "\n";
   for (const std::string& r : regressions) std::cout << "  DISAGREE " << r << "\n";
   EXPECT_GT(files, 0);
+  EXPECT_GE(compiled_pass, interpreter_pass);
+}
+
+// interpreter.run_parallel, compiled: its program (HLO text in the custom
+// call's backend_config, "RxP\n<module>") compiled and run on R x P devices,
+// the results handed back to the surrounding StableHLO program, whose check
+// ops the interpreter runs. Counts each run.
+absl::StatusOr<Literal> RunParallelCompiled(const HloInstruction& call,
+                                            absl::Span<const Literal* const> operands,
+                                            int64_t& runs) {
+  const std::string& config = call.attrs().backend_config;
+  const size_t newline = config.find('\n');
+  int64_t replicas = 0, partitions = 0;
+  std::pair<std::string, std::string> grid =
+      absl::StrSplit(config.substr(0, newline), absl::MaxSplits('x', 1));
+  if (newline == std::string::npos || !absl::SimpleAtoi(grid.first, &replicas) ||
+      !absl::SimpleAtoi(grid.second, &partitions) || replicas < 1 || partitions < 1 ||
+      replicas * partitions > kMaxDevices) {
+    return absl::InvalidArgumentError("interpreter.run_parallel: bad backend_config");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> program,
+                   ParseModule(config.substr(newline + 1), "<run_parallel program>"));
+  const int64_t devices = replicas * partitions;
+  const int64_t per_device = program->entry_computation()->num_parameters();
+  const bool tuple_result = program->entry_computation()->root_instruction()->shape().IsTuple();
+  if (static_cast<int64_t>(operands.size()) != devices * per_device) {
+    return absl::InvalidArgumentError("interpreter.run_parallel: operand count mismatch");
+  }
+  std::vector<std::vector<Literal>> args(devices);
+  for (int64_t d = 0; d < devices; ++d) {
+    for (int64_t i = 0; i < per_device; ++i) args[d].push_back(*operands[d * per_device + i]);
+  }
+  ASSIGN_OR_RETURN(std::vector<Literal> results,
+                   CompileAndRunOnDevices(std::move(program), args, replicas, partitions));
+  ++runs;
+  std::vector<Literal> flat;
+  for (Literal& r : results) {
+    if (tuple_result) {
+      for (Literal& e : r.tuple_elements()) flat.push_back(std::move(e));
+    } else {
+      flat.push_back(std::move(r));
+    }
+  }
+  return Literal::Tuple(std::move(flat));
+}
+
+// The StableHLO interpreter's run_parallel programs (interpret/*.mlir), each
+// chunk once with the interpreter's run_parallel and once with it compiled
+// on its devices; the chunk's check ops decide. Programs with host
+// transfers (infeed, outfeed, send/recv) are another part's: listed.
+TEST(CpuConformance, StablehloRunParallelProgramsRunCompiled) {
+  const fs::path dir = Corpus() / "stablehlo";
+  if (!fs::exists(dir / "manifest.tsv")) {
+    std::cerr << "\n*** SKIPPING the run_parallel programs of the StableHLO corpus ***\n\n";
+    GTEST_SKIP();
+  }
+  stablehlo::RegisterCheckTargets();
+  const CustomCallFn* registered = FindCustomCallTarget("interpreter.run_parallel");
+  ASSERT_NE(registered, nullptr);
+  const CustomCallFn interpreted = *registered;
+  int64_t runs = 0;
+  const CustomCallFn compiled = [&runs](const HloInstruction& call,
+                                        absl::Span<const Literal* const> operands) {
+    return RunParallelCompiled(call, operands, runs);
+  };
+  std::ifstream manifest(dir / "manifest.tsv");
+  std::string line;
+  std::getline(manifest, line);
+  int chunks = 0, interpreter_pass = 0, compiled_pass = 0;
+  std::vector<std::string> disagreements, not_run;
+  while (std::getline(manifest, line)) {
+    std::vector<std::string> cols = absl::StrSplit(line, '\t');
+    if (cols.size() < 5 || cols[3] != "yes") continue;
+    std::ifstream in(dir / cols[0], std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    if (text.find("interpreter.run_parallel") == std::string::npos) continue;
+    const bool split = text.find("split-input-file") != std::string::npos;
+    for (stablehlo::ImportedProgram& p : stablehlo::ImportStablehlo(text, cols[0], split)) {
+      const std::string where = absl::StrCat(cols[0], ":", p.first_line);
+      if (!p.module.ok()) {
+        not_run.push_back(absl::StrCat(where, ": ", FirstLine(p.module.status().message())));
+        continue;
+      }
+      bool parallel = false, host = false;
+      for (const auto& c : (*p.module)->computations()) {
+        for (const auto& i : c->instructions()) {
+          if (i->opcode() == HloOpcode::kCustomCall &&
+              i->attrs().custom_call_target == "interpreter.run_parallel") {
+            parallel = true;
+            const std::string& program = i->attrs().backend_config;
+            for (const char* op : {" infeed(", " outfeed(", " send(", " recv("}) {
+              host = host || program.find(op) != std::string::npos;
+            }
+          }
+        }
+      }
+      if (!parallel) continue;
+      if (host) {
+        not_run.push_back(absl::StrCat(where, ": host transfers (another part's)"));
+        continue;
+      }
+      ++chunks;
+      EvalOptions options;
+      options.max_seconds = 20;
+      RegisterCustomCallTarget("interpreter.run_parallel", interpreted);
+      const absl::Status reference = Evaluate(**p.module, {}, options).status();
+      RegisterCustomCallTarget("interpreter.run_parallel", compiled);
+      const absl::Status got = Evaluate(**p.module, {}, options).status();
+      RegisterCustomCallTarget("interpreter.run_parallel", interpreted);
+      interpreter_pass += reference.ok();
+      compiled_pass += got.ok();
+      if (reference.ok() != got.ok()) {
+        disagreements.push_back(absl::StrCat(
+            where, ": interpreter ", reference.ok() ? "passes" : FirstLine(reference.message()),
+            "; compiled ", got.ok() ? "passes" : FirstLine(got.message())));
+      }
+    }
+  }
+  std::cout << "\nStableHLO run_parallel programs: " << chunks << " chunks; interpreter passes "
+            << interpreter_pass << ", compiled on their devices passes " << compiled_pass << " ("
+            << runs << " compiled runs)\n";
+  for (const std::string& s : not_run) std::cout << "  not run: " << s << "\n";
+  for (const std::string& s : disagreements) std::cout << "  DISAGREE " << s << "\n";
+  EXPECT_GT(chunks, 0);
+  EXPECT_GT(runs, 0);
   EXPECT_GE(compiled_pass, interpreter_pass);
 }
 
