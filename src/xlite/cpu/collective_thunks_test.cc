@@ -231,6 +231,39 @@ body {
                      3, 1);
 }
 
+TEST(CollectiveThunks, BuffersOnDevicesGiveTheLiteralsResults) {
+  const std::string text = Module("m, replica_count=2", R"(
+  p = f32[3] parameter(0)
+  ROOT g = f32[6] all-gather(p), replica_groups={}, dimensions={0})");
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> e = CompileText(text);
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::unique_ptr<HloModule> m = ParseOrDie(text);
+  std::vector<std::vector<Literal>> args = DeviceArguments(*m, 2);
+  std::vector<std::unique_ptr<runtime::Buffer>> owned;
+  std::vector<std::vector<runtime::Buffer*>> buffers(2);
+  for (int d = 0; d < 2; ++d) {
+    absl::StatusOr<std::unique_ptr<runtime::Buffer>> b = runtime::Buffer::FromLiteral(args[d][0]);
+    ASSERT_TRUE(b.ok()) << b.status();
+    buffers[d].push_back(b->get());
+    owned.push_back(std::move(*b));
+  }
+  std::unique_ptr<runtime::Client> client = MakeClient(2);
+  const collectives::DeviceAssignment assignment = *collectives::DeviceAssignment::Default(2, 1);
+  absl::StatusOr<std::vector<std::vector<std::unique_ptr<runtime::Buffer>>>> got =
+      runtime::ExecuteBuffersOnDevices(*client, **e, buffers, assignment);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<std::vector<Literal>> want =
+      runtime::ExecuteOnDevices(*client, **e, args, assignment);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (int d = 0; d < 2; ++d) {
+    ASSERT_EQ((*got)[d].size(), 1u);
+    absl::StatusOr<Literal> l = (*got)[d][0]->ToLiteral();
+    ASSERT_TRUE(l.ok()) << l.status();
+    EXPECT_EQ(l->raw_data(), (*want)[d].raw_data());
+    EXPECT_TRUE(l->shape().EqualIgnoringLayout((*want)[d].shape()));
+  }
+}
+
 TEST(CollectiveThunks, OneDeviceRunsCollectivesAsAGroupOfOne) {
   // replica_count=1: no devices needed; the interpreter is the oracle.
   testing::ExpectAgreesWithInterpreter(Module("m", R"(
