@@ -39,7 +39,8 @@ std::vector<std::vector<Literal>> DeviceArguments(const HloModule& module, int64
 
 // Compiles `text` and runs it on R x P devices; expects each device's result
 // to be the interpreter's. Returns the thunks as text.
-std::string ExpectDevicesAgree(const std::string& text, int64_t replicas, int64_t partitions) {
+std::string ExpectDevicesAgree(const std::string& text, int64_t replicas, int64_t partitions,
+                               std::vector<int64_t> device_ids = {}) {
   std::unique_ptr<HloModule> reference = ParseOrDie(text);
   if (reference == nullptr) return "";
   const int64_t n = replicas * partitions;
@@ -54,8 +55,9 @@ std::string ExpectDevicesAgree(const std::string& text, int64_t replicas, int64_
   if (!e.ok() || !expected.ok()) return "";
   std::unique_ptr<runtime::Client> client = MakeClient(static_cast<int>(n));
   absl::StatusOr<collectives::DeviceAssignment> assignment =
-      collectives::DeviceAssignment::Default(replicas, partitions);
-  EXPECT_TRUE(assignment.ok());
+      device_ids.empty() ? collectives::DeviceAssignment::Default(replicas, partitions)
+                         : collectives::DeviceAssignment::Create(replicas, partitions, device_ids);
+  EXPECT_TRUE(assignment.ok()) << assignment.status();
   absl::StatusOr<std::vector<Literal>> got =
       runtime::ExecuteOnDevices(*client, **e, args, *assignment);
   EXPECT_TRUE(got.ok()) << got.status() << "\n" << (*e)->thunks().ToString();
@@ -200,6 +202,31 @@ TEST(CollectiveThunks, CollectiveBroadcastIotaGroupsAndEveryMode) {
   c = f32[5] all-reduce(p), channel_id=3, replica_groups={{0},{1}}, use_global_device_ids=false, to_apply=add
   ROOT t = (f32[5], f32[5], f32[5]) tuple(b, a, c))"),
                      2, 2);
+}
+
+TEST(CollectiveThunks, MeshGroupsWithGlobalDeviceIds) {
+  ExpectDevicesAgree(Module("m, replica_count=1, num_partitions=4", R"(
+  p = f32[2,3] parameter(0)
+  a = f32[2,3] all-reduce(p), channel_id=1, replica_groups=mesh['x'=2,'y'=2] {'x'}, use_global_device_ids=true, to_apply=add
+  g = f32[4,3] all-gather(p), channel_id=2, replica_groups=mesh['x'=2,'y'=2] {'y'}, use_global_device_ids=true, dimensions={0}
+  ROOT t = (f32[2,3], f32[4,3]) tuple(a, g))"),
+                     1, 4);
+}
+
+TEST(CollectiveThunks, AnyDeviceAssignmentGivesTheLogicalDevicesResults) {
+  // Logical (replica, partition) -> client device: [[3, 0], [2, 1]].
+  ExpectDevicesAgree(Module("m, replica_count=2, num_partitions=2", R"(
+  p = f32[3] parameter(0)
+  r = u32[] replica-id()
+  q = u32[] partition-id()
+  s = u32[] add(r, q)
+  f = f32[] convert(s)
+  b = f32[3] broadcast(f), dimensions={}
+  x = f32[3] add(p, b)
+  a = f32[12] all-gather(x), channel_id=1, replica_groups={{0,1}}, dimensions={0}
+  c = f32[3] collective-permute(x), channel_id=2, source_target_pairs={{0,1}}
+  ROOT t = (f32[12], f32[3]) tuple(a, c))"),
+                     2, 2, {3, 0, 2, 1});
 }
 
 TEST(CollectiveThunks, AllReduceInAWhileBodyMeetsOncePerIteration) {
