@@ -371,8 +371,8 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
   if (int code = PrintOutputs(*results, f); code != 0) return code;
   std::cerr << "xlite run: compiled in " << compile_ms << " ms; " << f.iterations
             << " iteration(s), median " << Median(times_ms) << " ms (cpu, "
-            << (devices > 1 ? absl::StrCat(devices, " devices, ") : "")
-            << (*client)->cpu_threads() << " threads)\n";
+            << (devices > 1 ? absl::StrCat(devices, " devices, ") : "") << (*client)->cpu_threads()
+            << " threads)\n";
   if (f.debug.profile) {
     std::cerr << "xlite run: time per thunk over " << f.iterations << " iteration(s):\n"
               << profile.ToString();
