@@ -222,9 +222,19 @@ check "run --xlite_profile prints time per thunk; --xlite_cpu_threads sets the b
   ls "$tmp/dump" | grep -q 'buffer-assignment.txt$' &&
   ls "$tmp/dump" | grep -q 'ir-with-opt.ll$' && ls "$tmp/dump" | grep -q 'xlite-thunks.txt$'
 check "run --xla_dump_to writes the HLO, the buffer assignment, the LLVM IR and the thunks" $?
-printf 'HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(x), replica_groups={}, to_apply=add\n}\n' > "$tmp/ar.hlo"
-"$XLITE" run "$tmp/ar.hlo" > /dev/null 2> "$tmp/err.txt"
-[ $? -eq 3 ] && grep -q "all-reduce 'r'" "$tmp/err.txt"
+printf 'HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  id = u32[] partition-id()\n  f = f32[] convert(id)\n  b = f32[4] broadcast(f), dimensions={}\n  y = f32[4] add(x, b)\n  ROOT r = f32[4] all-reduce(y), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=add\n}\n' > "$tmp/ar.hlo"
+"$XLITE" run --replicas=2 --partitions=2 --reference_platform=interpreter "$tmp/ar.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
+[ $? -eq 0 ] && grep -q '^device 3 (replica 1, partition 1):$' "$tmp/out.txt" &&
+  grep -q '^d3_out0 = f32\[4\]' "$tmp/out.txt" && grep -q '(cpu, 4 devices, ' "$tmp/err.txt" &&
+  [ "$(grep -c 'against the interpreter: match' "$tmp/err.txt")" -eq 4 ]
+check "run --replicas --partitions runs compiled on 4 devices and checks each against the interpreter" $?
+printf 'HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(x), replica_groups={}, to_apply=add\n}\n' > "$tmp/ar1.hlo"
+"$XLITE" run --reference_platform=interpreter "$tmp/ar1.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 0 ] && grep -q 'against the interpreter: match' "$tmp/err.txt"
+check "run: a 1 x 1 module's collectives run as groups of one" $?
+printf 'HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT r = f32[4] custom-call(x), custom_call_target="no_such_target"\n}\n' > "$tmp/cc.hlo"
+"$XLITE" run "$tmp/cc.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 3 ] && grep -q "custom-call 'r'" "$tmp/err.txt"
 check "run: what the CPU backend cannot compile is exit 3 naming the instruction" $?
 "$XLITE" run --backend=gpu "$ROOT/examples/mlp.hlo" > /dev/null 2>&1
 [ $? -eq 1 ]

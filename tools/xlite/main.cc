@@ -70,8 +70,15 @@ commands:
              --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
                                            fake-data rules: in-range gather/scatter/slice indices)
              --seed=N                      seed for random inputs (default 0)
-             --replicas=N --partitions=N   simulated devices for collectives (default 1;
-                                           at most 4096 in all; interpreter only)
+             --replicas=N --partitions=N   devices (default 1; at most 4096 in all): the
+                                           CPU backend runs on that many devices of one
+                                           process, each with its own memory, replica and
+                                           partition id; the interpreter simulates them.
+                                           Outputs and comparisons are per device
+             --xla_force_host_platform_device_count=N   CPU devices of the client
+                                           (default: as many as the run needs)
+             --xla_cpu_collective_call_terminate_timeout_seconds=N   how long a device waits
+                                           for its peers at a collective (default 60)
              --print_literals              print whole outputs (default: a preview)
              --output=FILE.npz             save outputs out0, out1, ... (d<i>_ per device)
              --infeed=FILE.npz             infeed blocks, in order, one array each; for

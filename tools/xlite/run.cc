@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -21,6 +22,7 @@
 #include "xlite/ir/elided_constants.h"
 #include "xlite/runtime/client.h"
 #include "xlite/runtime/compare_literals.h"
+#include "xlite/runtime/execute_on_devices.h"
 #include "xlite/runtime/task_runner.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/support/npy.h"
@@ -315,37 +317,45 @@ static double MillisecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// --backend=cpu: compile, run --iterations times, print; with
-// --reference_platform=interpreter also evaluate and compare.
+// --backend=cpu: compile, run --iterations times (on --replicas x
+// --partitions devices), print; with --reference_platform=interpreter also
+// evaluate and compare every device's result.
 static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
                        const std::string& label, int64_t module_id, std::vector<Literal> args) {
-  if (f.replicas * f.partitions > 1) {
-    std::cerr << "xlite run: --backend=cpu runs one device; use --backend=interpreter for "
-              << f.replicas << " replicas x " << f.partitions << " partitions\n";
-    return 3;
-  }
-  std::optional<Literal> reference;
+  const int64_t devices = f.replicas * f.partitions;
+  std::vector<std::vector<Literal>> per_device(devices, args);
+  std::optional<std::vector<Literal>> reference;
   if (f.reference_platform == "interpreter") {
     EvalOptions options;
+    options.replica_count = f.replicas;
+    options.num_partitions = f.partitions;
     options.max_total_elements = f.max_elements;
     options.max_seconds = static_cast<double>(f.max_seconds);
-    absl::StatusOr<HostFeeds> feeds = HostFeeds::Load(f.infeed, f.outfeed, *module, 1, 1);
+    absl::StatusOr<HostFeeds> feeds = HostFeeds::Load(f.infeed, f.outfeed, *module, devices, 1);
     if (!feeds.ok()) return Fail(std::string(feeds.status().message()));
     options.host_transfers = feeds->transfers.get();
     auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::vector<Literal>> r = EvaluateReplicated(*module, {args}, options);
+    absl::StatusOr<std::vector<Literal>> r = EvaluateReplicated(*module, per_device, options);
     if (!r.ok()) {
       std::cerr << label << ": reference interpreter: " << r.status().message() << "\n";
       return ExitCode(r.status());
     }
     std::cerr << "xlite run: interpreter (reference) took " << MillisecondsSince(start) << " ms\n";
-    reference = std::move((*r)[0]);
+    reference = std::move(*r);
   }
-  absl::StatusOr<std::unique_ptr<runtime::Client>> client =
-      runtime::Client::Create(runtime::ClientOptionsFrom(f.debug));
+  // As many devices as the run needs (at least
+  // --xla_force_host_platform_device_count).
+  runtime::ClientOptions client_options = runtime::ClientOptionsFrom(f.debug);
+  client_options.device_count =
+      std::max<int>(client_options.device_count, static_cast<int>(devices));
+  absl::StatusOr<std::unique_ptr<runtime::Client>> client = runtime::Client::Create(client_options);
   if (!client.ok()) return Fail(std::string(client.status().message()));
-  absl::StatusOr<HostFeeds> feeds = HostFeeds::Load(f.infeed, f.outfeed, *module, 1, f.iterations);
+  absl::StatusOr<HostFeeds> feeds =
+      HostFeeds::Load(f.infeed, f.outfeed, *module, devices, f.iterations);
   if (!feeds.ok()) return Fail(std::string(feeds.status().message()));
+  absl::StatusOr<collectives::DeviceAssignment> assignment =
+      collectives::DeviceAssignment::Default(f.replicas, f.partitions);
+  if (!assignment.ok()) return Fail(std::string(assignment.status().message()));
   CompileOptions compile_options;
   compile_options.debug = f.debug;
   compile_options.module_id = module_id;
@@ -363,34 +373,54 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
   options.runner = &runner;
   if (f.debug.profile) options.profile = &profile;
   options.host_transfers = feeds->transfers.get();
+  runtime::DevicesExecuteOptions devices_options;
+  devices_options.profile = options.profile;
+  devices_options.host_transfers = feeds->transfers.get();
   std::vector<double> times_ms;
-  absl::StatusOr<Literal> result = absl::UnknownError("not run");
+  absl::StatusOr<std::vector<Literal>> results = absl::UnknownError("not run");
   for (int64_t it = 0; it < f.iterations; ++it) {
     auto start = std::chrono::steady_clock::now();
-    result = (*executable)->ExecuteLiterals(args, options);
+    if (devices == 1) {
+      absl::StatusOr<Literal> result = (*executable)->ExecuteLiterals(args, options);
+      if (result.ok()) {
+        results = std::vector<Literal>();
+        results->push_back(std::move(*result));
+      } else {
+        results = result.status();
+      }
+    } else {
+      results = runtime::ExecuteOnDevices(**client, **executable, per_device, *assignment,
+                                          devices_options);
+    }
     times_ms.push_back(MillisecondsSince(start));
-    if (!result.ok()) {
-      std::cerr << label << ": " << result.status().message() << "\n";
-      return ExitCode(result.status());
+    if (!results.ok()) {
+      std::cerr << label << ": " << results.status().message() << "\n";
+      return ExitCode(results.status());
     }
   }
-  std::vector<Literal> results;
-  results.push_back(std::move(*result));
-  if (int code = PrintOutputs(results, f); code != 0) return code;
-  if (int code = PrintOutfeeds(*feeds, f, 1); code != 0) return code;
+  if (int code = PrintOutputs(*results, f); code != 0) return code;
+  if (int code = PrintOutfeeds(*feeds, f, devices); code != 0) return code;
   std::cerr << "xlite run: compiled in " << compile_ms << " ms; " << f.iterations
             << " iteration(s), median " << Median(times_ms) << " ms (cpu, "
-            << (*client)->cpu_threads() << " threads)\n";
+            << (devices > 1 ? absl::StrCat(devices, " devices, ") : "") << (*client)->cpu_threads()
+            << " threads)\n";
   if (f.debug.profile) {
     std::cerr << "xlite run: time per thunk over " << f.iterations << " iteration(s):\n"
               << profile.ToString();
   }
   if (reference) {
-    runtime::Comparison c = runtime::CompareLiterals(results[0], *reference);
-    std::cerr << "xlite run: against the interpreter: " << (c.matches ? "match" : "MISMATCH")
-              << "\n"
-              << c.ToString(/*all=*/true);
-    if (!c.matches) return 1;
+    bool all_match = true;
+    for (int64_t d = 0; d < devices; ++d) {
+      runtime::Comparison c = runtime::CompareLiterals((*results)[d], (*reference)[d]);
+      std::cerr << "xlite run: "
+                << (devices > 1 ? absl::StrCat("device ", d, " (replica ", d / f.partitions,
+                                               ", partition ", d % f.partitions, ") ")
+                                : "")
+                << "against the interpreter: " << (c.matches ? "match" : "MISMATCH") << "\n"
+                << c.ToString(/*all=*/true);
+      all_match = all_match && c.matches;
+    }
+    if (!all_match) return 1;
   }
   return 0;
 }

@@ -57,6 +57,7 @@ absl::StatusOr<std::shared_ptr<Meeting>> Rendezvous::Arrive(const RendezvousKey&
   std::shared_ptr<Meeting> meeting;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = aborted_.find(key.run_id); it != aborted_.end()) return it->second;
     std::shared_ptr<Meeting>& slot = meetings_[key];
     if (!slot) {
       slot = std::make_shared<Meeting>();
@@ -95,6 +96,37 @@ absl::StatusOr<std::shared_ptr<Meeting>> Rendezvous::Arrive(const RendezvousKey&
     if (it != meetings_.end() && it->second == meeting) meetings_.erase(it);
   }
   return meeting->failed_;
+}
+
+void Rendezvous::Abort(int64_t run_id, absl::Status error) {
+  if (error.ok()) error = absl::AbortedError(absl::StrCat("run ", run_id, " was aborted"));
+  std::vector<std::shared_ptr<Meeting>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_.emplace(run_id, error);
+    for (auto it = meetings_.begin(); it != meetings_.end();) {
+      if (it->first.run_id != run_id) {
+        ++it;
+        continue;
+      }
+      waiting.push_back(it->second);
+      it = meetings_.erase(it);
+    }
+  }
+  for (const std::shared_ptr<Meeting>& m : waiting) {
+    std::lock_guard<std::mutex> lock(m->mu_);
+    // A meeting all reached just now goes ahead: its participants work and
+    // depart together.
+    if (m->failed_.ok() && m->arrivals_ < static_cast<int64_t>(m->values_.size())) {
+      m->failed_ = error;
+    }
+    m->cv_.notify_all();
+  }
+}
+
+void Rendezvous::Forget(int64_t run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  aborted_.erase(run_id);
 }
 
 int64_t Rendezvous::pending() const {

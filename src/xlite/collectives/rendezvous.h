@@ -70,9 +70,16 @@ class Rendezvous {
   // Meetings under way (for tests: a finished or failed meeting is removed).
   int64_t pending() const;
 
+  // One device of run `run_id` failed: every participant waiting to meet in
+  // that run, and every later arrival of it, gets `error` at once instead of
+  // waiting for its timeout. Forget(run_id) once the run is over.
+  void Abort(int64_t run_id, absl::Status error);
+  void Forget(int64_t run_id);
+
  private:
   mutable std::mutex mu_;
   std::map<RendezvousKey, std::shared_ptr<Meeting>> meetings_;
+  std::map<int64_t, absl::Status> aborted_;  // by run id
 };
 
 }  // namespace xlite::collectives

@@ -136,5 +136,29 @@ TEST(Rendezvous, BadRanksAreErrors) {
   EXPECT_FALSE(twice.ok());
 }
 
+TEST(Rendezvous, AbortEndsTheRunsMeetingsAtOnceWithTheError) {
+  Rendezvous rendezvous;
+  const RendezvousKey key{5, 1, {0, 1}};
+  absl::Status waited;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread waiter([&] {
+    int value = 0;
+    waited = rendezvous.Arrive(key, 0, &value, std::chrono::seconds(60)).status();
+  });
+  while (rendezvous.pending() == 0) std::this_thread::yield();
+  rendezvous.Abort(5, absl::InternalError("device 1 failed"));
+  waiter.join();
+  EXPECT_EQ(waited, absl::InternalError("device 1 failed"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_EQ(rendezvous.pending(), 0);
+  // Later arrivals of that run fail too; other runs meet as before.
+  int value = 0;
+  EXPECT_EQ(rendezvous.Arrive(RendezvousKey{5, 2, {0}}, 0, &value, milliseconds(10)).status(),
+            absl::InternalError("device 1 failed"));
+  EXPECT_TRUE(rendezvous.Arrive(RendezvousKey{6, 2, {0}}, 0, &value, milliseconds(10)).ok());
+  rendezvous.Forget(5);
+  EXPECT_TRUE(rendezvous.Arrive(RendezvousKey{5, 2, {0}}, 0, &value, milliseconds(10)).ok());
+}
+
 }  // namespace
 }  // namespace xlite::collectives

@@ -490,10 +490,17 @@ absl::StatusOr<Participants> ParticipantsOf(const HloInstruction& instr, const L
 absl::StatusOr<PermutePeers> PermutePeersOf(const HloInstruction& instr, const LogicalId& me,
                                             const DeviceAssignment& assignment) {
   ASSIGN_OR_RETURN(CollectiveOpGroupMode mode, GroupModeOf(instr));
+  return PermutePeersOf(me, mode, instr.attrs().source_target_pairs.value_or(SourceTargetPairs{}),
+                        assignment);
+}
+
+absl::StatusOr<PermutePeers> PermutePeersOf(const LogicalId& me, CollectiveOpGroupMode mode,
+                                            const SourceTargetPairs& pairs,
+                                            const DeviceAssignment& assignment) {
   PermutePeers peers;
   ASSIGN_OR_RETURN(peers.row, ParticipantsOf(me, mode, {}, assignment));
   const int64_t bound = peers.row.size();
-  for (const auto& [from, to] : instr.attrs().source_target_pairs.value_or(SourceTargetPairs{})) {
+  for (const auto& [from, to] : pairs) {
     RETURN_IF_ERROR(CheckId(from, bound, "source"));
     RETURN_IF_ERROR(CheckId(to, bound, "target"));
     if (from == peers.row.rank) peers.targets.push_back(to);

@@ -101,6 +101,10 @@ struct PermutePeers {
 // An error for ids out of range and for a device that is the target of two pairs.
 absl::StatusOr<PermutePeers> PermutePeersOf(const HloInstruction& instr, const LogicalId& me,
                                             const DeviceAssignment& assignment);
+// The same from the instruction's mode and pairs (what a thunk keeps).
+absl::StatusOr<PermutePeers> PermutePeersOf(const LogicalId& me, CollectiveOpGroupMode mode,
+                                            const SourceTargetPairs& pairs,
+                                            const DeviceAssignment& assignment);
 
 }  // namespace xlite::collectives
 

@@ -71,6 +71,11 @@ class ThunkEmitter {
   absl::Status EmitCall(const HloInstruction& instr, ThunkSequence& out);
   // Opcodes with the kCollective trait (collective_emitter.cc).
   absl::Status EmitCollective(const HloInstruction& instr, ThunkSequence& out);
+  // One collective's work alone (no -start/-done bookkeeping): its operands
+  // into the result leaves at `result_index` of `instr` (the instruction's
+  // result, or {1} of a -start's (operands, results) tuple).
+  absl::Status EmitCollectiveWork(const HloInstruction& instr, const ShapeIndex& result_index,
+                                  ThunkSequence& out);
   // async-start/update/done, copy-start/done (async_emitter.cc).
   absl::Status EmitAsync(const HloInstruction& instr, ThunkSequence& out);
   // infeed, outfeed, send, send-done, recv, recv-done (host_transfer_emitter.cc).
@@ -95,8 +100,11 @@ class ThunkEmitter {
   std::vector<ConstantSlice> constants_;
   // Temp slices to poison after the instruction at each schedule time.
   absl::flat_hash_map<int64_t, std::vector<BufferSlice>> poison_at_;
-  // Comparator fusions (sort) for the JIT: alive until the kernels compile.
+  // Comparator fusions (sort) and reducers (collectives) for the JIT: alive
+  // until the kernels compile.
   std::unique_ptr<HloModule> scratch_;
+  // Collective thunks emitted so far (each gets its own meeting ids).
+  int64_t next_collective_id_ = 0;
 };
 
 ThunkInfo InfoOf(const HloInstruction& instr);

@@ -142,6 +142,14 @@ dnnl::stream& Stream() {
 // Runs `p` on the caller's buffers (weights reordered first if it asks).
 absl::Status Execute(const CachedPrimitive& p, const void* src, const void* weights, void* dst,
                      absl::string_view what) {
+  // One primitive at a time: run from two threads at once (two devices, or
+  // concurrent Executes), oneDNN 2.6 on OpenMP now and then gets blocks of a
+  // matmul's result wrong (1,152 or more elements of one device's
+  // f32[24,39296] in 1 of 3 runs of cpu_conformance_test's 2-device
+  // spmd.hlo; none in 8 runs serialized). Each run still uses the whole
+  // OpenMP team, so little is lost where the thread budget fills the machine.
+  static std::mutex* serial = new std::mutex;
+  std::lock_guard<std::mutex> serial_lock(*serial);
   try {
     ApplyHostThreads();
     dnnl::stream& stream = Stream();

@@ -4,7 +4,11 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -70,6 +74,58 @@ TEST(Client, FlagSetsTheBudget) {
     EXPECT_EQ(used.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(used.status().message().find("--xlite_cpu_threads"), std::string::npos);
   }
+}
+
+TEST(Client, DeviceCountAndCollectiveTimeoutFromXlaFlags) {
+  setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=4", 1);
+  std::vector<std::string> args = {"--xla_cpu_collective_call_terminate_timeout_seconds=7", "f"};
+  absl::StatusOr<DebugOptions> debug = ReadDebugOptions(args);
+  unsetenv("XLA_FLAGS");
+  ASSERT_TRUE(debug.ok()) << debug.status();
+  EXPECT_EQ(args, std::vector<std::string>{"f"});
+  const ClientOptions options = ClientOptionsFrom(*debug);
+  EXPECT_EQ(options.device_count, 4);
+  EXPECT_EQ(options.collective_timeout, std::chrono::seconds(7));
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ((*client)->device_count(), 4);
+  EXPECT_EQ(ClientOptionsFrom(DebugOptions{}).device_count, 1);
+  EXPECT_EQ(ClientOptionsFrom(DebugOptions{}).collective_timeout, std::chrono::seconds(60));
+  for (const char* bad :
+       {"--xla_force_host_platform_device_count=0", "--xla_force_host_platform_device_count=x",
+        "--xla_cpu_collective_call_terminate_timeout_seconds=-1"}) {
+    DebugOptions o;
+    absl::StatusOr<bool> used = ApplyDebugFlag(bad, o);
+    EXPECT_EQ(used.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(Client::Create({.device_count = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Client, EachDeviceRunsItsWorkInOrderOnItsOwnThread) {
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create({.device_count = 3});
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::vector<int>> order(3);
+  std::vector<std::thread::id> ids(3);
+  int done = 0;
+  for (int d = 0; d < 3; ++d) {
+    for (int k = 0; k < 5; ++k) {
+      (*client)->Schedule(d, [&, d, k] {
+        std::lock_guard<std::mutex> lock(mu);
+        order[d].push_back(k);
+        ids[d] = std::this_thread::get_id();
+        if (++done == 15) cv.notify_all();
+      });
+    }
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return done == 15; });
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(order[d], (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_NE(ids[0], ids[1]);
+  EXPECT_NE(ids[1], ids[2]);
+  EXPECT_NE(ids[0], std::this_thread::get_id());
 }
 
 double CpuSeconds() {

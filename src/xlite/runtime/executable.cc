@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/analysis/shape_util.h"
 #include "xlite/codegen/denormals.h"
+#include "xlite/cpu/collective_thunks.h"
 #include "xlite/cpu/host_transfer_thunks.h"
 #include "xlite/cpu/physical_layout.h"
 #include "xlite/ir/computation.h"
@@ -238,12 +239,16 @@ absl::Status Executable::Run(std::vector<uint8_t*>& bases, const ExecuteOptions&
   params.executor = &executor;
   params.replica_id = options.replica_id;
   params.partition_id = options.partition_id;
+  params.collectives = options.collectives;
   params.flush_denormals = options.flush_denormals;
   std::optional<cpu::HostTransferParams> host;
   if (options.host_transfers != nullptr) {
-    // XLA's default placement: device partition * replicas + replica.
+    // The global device id; on one device, XLA's default placement
+    // (partition * replicas + replica).
     host.emplace(*options.host_transfers,
-                 options.partition_id * module_->config().replica_count + options.replica_id);
+                 options.collectives != nullptr
+                     ? options.collectives->device
+                     : options.partition_id * module_->config().replica_count + options.replica_id);
     params.host = &*host;
   }
   codegen::ScopedFlushDenormals flush(options.flush_denormals);

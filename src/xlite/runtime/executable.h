@@ -23,6 +23,7 @@
 #include "absl/types/span.h"
 #include "xlite/buffers/plan_memory.h"
 #include "xlite/codegen/jit.h"
+#include "xlite/cpu/collective_thunks.h"
 #include "xlite/cpu/thunk.h"
 #include "xlite/cpu/thunk_emitter.h"
 #include "xlite/eval/host_transfers.h"
@@ -43,6 +44,9 @@ struct ExecuteOptions {
   bool flush_denormals = true;
   int64_t replica_id = 0;
   int64_t partition_id = 0;
+  // This device's place among several (ExecuteOnDevices sets it); nullptr:
+  // one device, where only a 1 x 1 module's collectives run (as groups of one).
+  const cpu::CollectiveExecuteParams* collectives = nullptr;
   // Execute: arguments that must not be donated even where the module
   // aliases them (PjRt's non_donatable_input_indices); they get copy
   // protection (may-alias) or are an error (must-alias).

@@ -81,6 +81,15 @@ absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
                        value, "'"));
     }
     o.cpu_threads = n;
+  } else if (name == "xla_force_host_platform_device_count" ||
+             name == "xla_cpu_collective_call_terminate_timeout_seconds") {
+    int n = 0;
+    if (!absl::SimpleAtoi(value, &n) || n < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " must be a positive number, got '", value, "'"));
+    }
+    (name == "xla_force_host_platform_device_count" ? o.host_platform_device_count
+                                                    : o.collective_timeout_seconds) = n;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
   }

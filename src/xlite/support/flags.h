@@ -29,6 +29,11 @@ struct DebugOptions {
   bool poison_dead_slices = false;  // --xlite_poison_dead_slices: poison temp slices once dead
   bool profile = false;             // --xlite_profile: time per thunk
   int cpu_threads = 0;  // --xlite_cpu_threads=N: the CPU runtime's threads; 0 = cores usable
+  // --xla_force_host_platform_device_count=N: the CPU client's devices.
+  int host_platform_device_count = 1;
+  // --xla_cpu_collective_call_terminate_timeout_seconds=N: how long a device
+  // waits at a collective for its peers (XLA's rendezvous timeout; 60 here).
+  int collective_timeout_seconds = 60;
 };
 
 // Applies one "--name[=value]" flag. Returns false (and leaves `options`
