@@ -29,6 +29,9 @@ struct DebugOptions {
   bool poison_dead_slices = false;  // --xlite_poison_dead_slices: poison temp slices once dead
   bool profile = false;             // --xlite_profile: time per thunk
   int cpu_threads = 0;  // --xlite_cpu_threads=N: the CPU runtime's threads; 0 = cores usable
+  // --xlite_cpu_concurrent_executor=true|false: run independent thunks at
+  // once (runtime/concurrent_executor.h) or in program order.
+  bool cpu_concurrent_executor = true;
 };
 
 // Applies one "--name[=value]" flag. Returns false (and leaves `options`
