@@ -15,6 +15,8 @@ SideStreams& SideStreams::Default() {
   return *streams;
 }
 
+SideStreams::SideStreams() = default;
+
 SideStreams::~SideStreams() {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -32,7 +32,7 @@ class SideStreams {
   // use them until the process ends).
   static SideStreams& Default();
 
-  SideStreams() = default;
+  SideStreams();
   // Joins the threads; no task may still be running.
   ~SideStreams();
   SideStreams(const SideStreams&) = delete;
