@@ -33,6 +33,26 @@ bool KeepsProgramOrder(const cpu::Thunk& thunk) {
   return false;
 }
 
+// A thunk that finishes in nanoseconds (see ExecutionGraph::all_small).
+bool IsSmall(const cpu::Thunk& thunk, const std::vector<cpu::BufferUse>& uses) {
+  switch (thunk.kind()) {
+    case cpu::Thunk::Kind::kKernel:
+    case cpu::Thunk::Kind::kCopy:
+    case cpu::Thunk::Kind::kPoison:
+    case cpu::Thunk::Kind::kLibrary:
+    case cpu::Thunk::Kind::kReplicaId:
+    case cpu::Thunk::Kind::kPartitionId:
+    case cpu::Thunk::Kind::kRngGetAndUpdateState:
+      break;
+    default:
+      return false;
+  }
+  for (const cpu::BufferUse& u : uses) {
+    if (u.slice.size > ExecutionGraph::kSmallBytes) return false;
+  }
+  return true;
+}
+
 // One earlier access to part of an allocation.
 struct Access {
   int64_t begin = 0, end = 0;
@@ -62,6 +82,7 @@ ExecutionGraph ExecutionGraph::Build(const cpu::ThunkSequence& sequence) {
     };
     const cpu::Thunk& thunk = sequence[j];
     const std::vector<cpu::BufferUse> uses = thunk.buffer_uses();
+    if (!IsSmall(thunk, uses)) g.all_small = false;
     for (const cpu::BufferUse& u : uses) {
       if (u.slice.allocation < 0 || u.slice.size <= 0) continue;
       auto it = live.find(u.slice.allocation);
@@ -136,6 +157,9 @@ struct ConcurrentThunkExecutor::RunState {
   const cpu::ThunkSequence* sequence = nullptr;
   const ExecutionGraph* graph = nullptr;
   cpu::ExecuteParams params;
+  cpu::SideStreams* helper_threads = nullptr;
+  int max_threads = 2;
+  ThunkProfile* profile = nullptr;
   std::mutex mu;
   std::condition_variable cv;  // the caller: a thunk became ready, or all finished
   // Guarded by mu:
@@ -160,11 +184,14 @@ ConcurrentThunkExecutor::ConcurrentThunkExecutor(const ExecutionGraphs& graphs,
 absl::Status ConcurrentThunkExecutor::Run(const cpu::ThunkSequence& sequence,
                                           const cpu::ExecuteParams& params) const {
   const ExecutionGraph& graph = graphs_.For(sequence);
-  if (graph.is_chain) return sequential_.Run(sequence, params);
+  if (graph.run_in_order()) return sequential_.Run(sequence, params);
   auto state = std::make_shared<RunState>();
   state->sequence = &sequence;
   state->graph = &graph;
   state->params = params;
+  state->helper_threads = &helpers_;
+  state->max_threads = max_threads_;
+  state->profile = profile_;
   state->pending = graph.in_degree;
   state->unfinished = static_cast<int64_t>(sequence.size());
   for (size_t i = 0; i < sequence.size(); ++i) {
@@ -174,20 +201,20 @@ absl::Status ConcurrentThunkExecutor::Run(const cpu::ThunkSequence& sequence,
   return state->error;
 }
 
-void ConcurrentThunkExecutor::SpawnHelpers(const std::shared_ptr<RunState>& state) const {
+void ConcurrentThunkExecutor::SpawnHelpers(const std::shared_ptr<RunState>& state) {
   RunState& s = *state;
   const size_t idle = s.caller_waiting ? 1 : 0;
-  while (s.ready.size() > idle + static_cast<size_t>(s.starting) && 1 + s.helpers < max_threads_) {
+  while (s.ready.size() > idle + static_cast<size_t>(s.starting) && 1 + s.helpers < s.max_threads) {
     ++s.helpers;
     ++s.starting;
-    helpers_.Launch([this, state] {
+    s.helper_threads->Launch([state] {
       codegen::ScopedFlushDenormals denormals(state->params.flush_denormals);
       Work(state, /*is_caller=*/false);
     });
   }
 }
 
-void ConcurrentThunkExecutor::Work(const std::shared_ptr<RunState>& state, bool is_caller) const {
+void ConcurrentThunkExecutor::Work(const std::shared_ptr<RunState>& state, bool is_caller) {
   RunState& s = *state;
   std::unique_lock<std::mutex> lock(s.mu);
   if (!is_caller) --s.starting;
@@ -201,12 +228,12 @@ void ConcurrentThunkExecutor::Work(const std::shared_ptr<RunState>& state, bool 
       absl::Status status;
       if (!skip) {
         const cpu::Thunk& thunk = (*s.sequence)[id];
-        if (profile_ == nullptr) {
+        if (s.profile == nullptr) {
           status = thunk.Execute(s.params);
         } else {
           const auto start = std::chrono::steady_clock::now();
           status = thunk.Execute(s.params);
-          profile_->Add(
+          s.profile->Add(
               thunk,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         }
@@ -221,11 +248,10 @@ void ConcurrentThunkExecutor::Work(const std::shared_ptr<RunState>& state, bool 
       continue;
     }
     if (!is_caller) {
-      // Notified under the lock: the caller returns once it sees no helper.
-      if (--s.helpers == 0) s.cv.notify_all();
+      --s.helpers;
       return;
     }
-    if (s.unfinished == 0 && s.helpers == 0) return;
+    if (s.unfinished == 0) return;
     s.caller_waiting = true;
     s.cv.wait(lock);
     s.caller_waiting = false;

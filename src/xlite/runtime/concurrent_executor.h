@@ -15,8 +15,13 @@
 // (threads that may block, never the kernel pool's workers); kernels inside
 // still split over ExecuteParams::runner. The lowest ready thunk in program
 // order goes first. At most `max_threads` threads run one sequence's thunks
-// at once (the caller included). A sequence whose graph is a chain runs in
-// order on the calling thread, as the sequential executor would.
+// at once (the caller included). A sequence runs in order on the calling
+// thread, as the sequential executor would, when its graph is a chain or
+// when every thunk is small (as XLA:CPU's executor does: waking a thread
+// costs microseconds, a kernel on a few hundred bytes tens of nanoseconds):
+// kernels, copies and host library calls whose slices all have at most
+// kSmallBytes. Custom calls, control flow and the rest are never small (they
+// may run long or block).
 //
 // Graphs are built once per sequence (ExecutionGraphs, at executable
 // creation) and shared by every run. After an error no further thunk starts,
@@ -44,6 +49,11 @@ struct ExecutionGraph {
   std::vector<std::vector<int32_t>> out_edges;
   // Every thunk depends on the one before it: nothing can overlap.
   bool is_chain = true;
+  // Every thunk is small (see above): overlap cannot pay for itself.
+  bool all_small = true;
+  bool run_in_order() const { return is_chain || all_small; }
+
+  static constexpr int64_t kSmallBytes = 512;
 
   static ExecutionGraph Build(const cpu::ThunkSequence& sequence);
   int64_t num_edges() const;
@@ -78,10 +88,12 @@ class ConcurrentThunkExecutor final : public cpu::SequenceExecutor {
  private:
   struct RunState;
   // Takes ready thunks and runs them until none is ready (a helper) or
-  // until all have finished (the caller).
-  void Work(const std::shared_ptr<RunState>& state, bool is_caller) const;
+  // until all have finished (the caller). Helpers see only the state: Run
+  // returns once every thunk has finished, without waiting for helpers that
+  // found nothing left to do.
+  static void Work(const std::shared_ptr<RunState>& state, bool is_caller);
   // Under the state's lock: helpers for the ready thunks no thread takes.
-  void SpawnHelpers(const std::shared_ptr<RunState>& state) const;
+  static void SpawnHelpers(const std::shared_ptr<RunState>& state);
 
   const ExecutionGraphs& graphs_;
   cpu::SideStreams& helpers_;
