@@ -10,7 +10,9 @@
 //   Executable::Execute with a client of T threads and executor E
 //   (sequential or concurrent). BM_Dispatch/independent/N/Tt/E: N scalar
 //   adds that depend on nothing but the parameter (the concurrent
-//   executor's graph has no edges). BM_Dispatch/while/N/Tt/E: a while loop
+//   executor's graph has no edges, but they are small: it runs them in
+//   order); BM_Dispatch/wide/N/Tt/E: the same on f32[256] (1 KiB, run
+//   concurrently). BM_Dispatch/while/N/Tt/E: a while loop
 //   of N iterations whose condition and body are scalar kernels. The
 //   executor's cost per thunk is the slope between the smallest and the
 //   largest N: (t_large - t_small) / (thunks run_large - thunks run_small),
@@ -234,13 +236,16 @@ std::string KernelChainModule(int n) {
   return body + "}\n";
 }
 
-std::string IndependentKernelsModule(int n) {
-  std::string body = "HloModule dispatch_independent\nENTRY e {\n  p = f32[] parameter(0)\n";
+// N independent adds of `shape` (f32[]: small thunks, which the concurrent
+// executor runs in order; f32[256]: 1 KiB each, which it runs concurrently).
+std::string IndependentKernelsModule(int n, const std::string& shape) {
+  std::string body =
+      absl::StrCat("HloModule dispatch_independent\nENTRY e {\n  p = ", shape, " parameter(0)\n");
   std::string root = "  ROOT t = (";
   std::string operands;
   for (int i = 1; i <= n; ++i) {
-    absl::StrAppend(&body, "  a", i, " = f32[] add(p, p)\n");
-    absl::StrAppend(&root, i > 1 ? ", " : "", "f32[]");
+    absl::StrAppend(&body, "  a", i, " = ", shape, " add(p, p)\n");
+    absl::StrAppend(&root, i > 1 ? ", " : "", shape);
     absl::StrAppend(&operands, i > 1 ? ", " : "", "a", i);
   }
   return absl::StrCat(body, root, ") tuple(", operands, ")\n}\n");
@@ -287,7 +292,8 @@ std::map<std::pair<std::string, int>, DispatchCase> g_dispatch;
 
 absl::Status PrepareDispatch(const std::string& family, int n) {
   const std::string text = family == "kernels"       ? KernelChainModule(n)
-                           : family == "independent" ? IndependentKernelsModule(n)
+                           : family == "independent" ? IndependentKernelsModule(n, "f32[]")
+                           : family == "wide"        ? IndependentKernelsModule(n, "f32[256]")
                                                      : WhileModule(n);
   absl::StatusOr<std::unique_ptr<xlite::HloModule>> module = xlite::ParseHloModule(text);
   if (!module.ok()) return module.status();
@@ -296,8 +302,9 @@ absl::Status PrepareDispatch(const std::string& family, int n) {
   absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module), options);
   if (!exe.ok()) return exe.status();
   std::vector<Literal> args;
-  args.push_back(Literal(xlite::Shape::Scalar(xlite::PrimitiveType::F32)));
-  args[0].SetDouble(0, 1.0);
+  args.push_back(Literal(family == "wide" ? xlite::Shape::Array(xlite::PrimitiveType::F32, {256})
+                                          : xlite::Shape::Scalar(xlite::PrimitiveType::F32)));
+  for (int64_t i = 0; i < args[0].element_count(); ++i) args[0].SetDouble(i, 1.0);
   DispatchCase c;
   absl::StatusOr<Arguments> a = Arguments::Create(**exe, args);
   if (!a.ok()) return a.status();
@@ -305,9 +312,9 @@ absl::Status PrepareDispatch(const std::string& family, int n) {
   absl::StatusOr<int64_t> executed = ExecutedThunks(**exe, *c.args);
   if (!executed.ok()) return executed.status();
   c.executed = *executed;
-  c.expected = family == "kernels"       ? static_cast<float>(n + 1)
-               : family == "independent" ? 2.0f
-                                         : 1.0f + 0.5f * n;
+  c.expected = family == "kernels"                           ? static_cast<float>(n + 1)
+               : family == "independent" || family == "wide" ? 2.0f
+                                                             : 1.0f + 0.5f * n;
   c.exe = std::move(*exe);
   g_dispatch[{family, n}] = std::move(c);
   return absl::OkStatus();
@@ -715,7 +722,7 @@ void PrintPeerLines() {
   // Dispatch: the slope between the smallest and largest N of each family.
   for (int t : g_flags.threads) {
     for (bool concurrent : {false, true}) {
-      for (const std::string family : {"kernels", "independent", "while"}) {
+      for (const std::string family : {"kernels", "independent", "wide", "while"}) {
         const DispatchCase* small = nullptr;
         const DispatchCase* large = nullptr;
         std::vector<double> large_ms, small_ms;
@@ -739,6 +746,7 @@ void PrintPeerLines() {
         std::printf("dispatch_%s_thunk\txlite-cpu-%s@%dt\t%.4f\t%.1f ns/thunk\n",
                     family == "kernels"       ? "kernel"
                     : family == "independent" ? "independent_kernel"
+                    : family == "wide"        ? "independent_1KiB_kernel"
                                               : "while",
                     ExecutorName(concurrent), t, Median(large_ms), ns);
       }
@@ -766,7 +774,10 @@ int main(int argc, char** argv) {
 
   // Dispatch cost: N = 1 and N = 1024 kernels; 1 and 4096 iterations.
   const std::vector<std::pair<std::string, std::vector<int>>> dispatch = {
-      {"kernels", {1, 64, 1024}}, {"independent", {1, 1024}}, {"while", {1, 4096}}};
+      {"kernels", {1, 64, 1024}},
+      {"independent", {1, 1024}},
+      {"wide", {1, 1024}},
+      {"while", {1, 4096}}};
   for (const auto& [family, sizes] : dispatch) {
     for (int n : sizes) {
       if (absl::Status s = PrepareDispatch(family, n); !s.ok()) {

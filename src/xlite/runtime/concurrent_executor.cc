@@ -161,14 +161,14 @@ struct ConcurrentThunkExecutor::RunState {
   int max_threads = 2;
   ThunkProfile* profile = nullptr;
   std::mutex mu;
-  std::condition_variable cv;  // the caller: a thunk became ready, or all finished
+  std::condition_variable cv;  // a thunk became ready, or all finished
   // Guarded by mu:
   std::vector<int32_t> pending;  // unfinished in-edges per thunk
   std::priority_queue<int32_t, std::vector<int32_t>, std::greater<int32_t>> ready;
   int64_t unfinished = 0;  // thunks neither finished nor skipped
   int helpers = 0;         // helpers inside Work
   int starting = 0;        // helpers launched that have not looked for work yet
-  bool caller_waiting = false;
+  int waiting = 0;         // threads waiting on cv for ready thunks
   absl::Status error;
 };
 
@@ -203,7 +203,7 @@ absl::Status ConcurrentThunkExecutor::Run(const cpu::ThunkSequence& sequence,
 
 void ConcurrentThunkExecutor::SpawnHelpers(const std::shared_ptr<RunState>& state) {
   RunState& s = *state;
-  const size_t idle = s.caller_waiting ? 1 : 0;
+  const size_t idle = static_cast<size_t>(s.waiting);
   while (s.ready.size() > idle + static_cast<size_t>(s.starting) && 1 + s.helpers < s.max_threads) {
     ++s.helpers;
     ++s.starting;
@@ -244,17 +244,24 @@ void ConcurrentThunkExecutor::Work(const std::shared_ptr<RunState>& state, bool 
       for (int32_t next : s.graph->out_edges[id]) {
         if (--s.pending[next] == 0) s.ready.push(next);
       }
-      if (s.unfinished == 0 || (s.caller_waiting && !s.ready.empty())) s.cv.notify_all();
+      if (s.unfinished == 0) {
+        s.cv.notify_all();
+      } else if (s.waiting > 0 && s.ready.size() == 1) {
+        s.cv.notify_one();
+      } else if (s.waiting > 0 && s.ready.size() > 1) {
+        s.cv.notify_all();
+      }
       continue;
     }
-    if (!is_caller) {
-      --s.helpers;
+    if (s.unfinished == 0) {
+      if (!is_caller) --s.helpers;
       return;
     }
-    if (s.unfinished == 0) return;
-    s.caller_waiting = true;
+    // More thunks will become ready: wait for them rather than leave (a new
+    // helper costs a hand-off to another thread).
+    ++s.waiting;
     s.cv.wait(lock);
-    s.caller_waiting = false;
+    --s.waiting;
   }
 }
 

@@ -53,7 +53,7 @@ struct ExecutionGraph {
   bool all_small = true;
   bool run_in_order() const { return is_chain || all_small; }
 
-  static constexpr int64_t kSmallBytes = 512;
+  static constexpr int64_t kSmallBytes = 64 * 1024;
 
   static ExecutionGraph Build(const cpu::ThunkSequence& sequence);
   int64_t num_edges() const;
@@ -87,10 +87,9 @@ class ConcurrentThunkExecutor final : public cpu::SequenceExecutor {
 
  private:
   struct RunState;
-  // Takes ready thunks and runs them until none is ready (a helper) or
-  // until all have finished (the caller). Helpers see only the state: Run
-  // returns once every thunk has finished, without waiting for helpers that
-  // found nothing left to do.
+  // Takes ready thunks and runs them, waiting for more, until all have
+  // finished. Helpers see only the state: Run returns once every thunk has
+  // finished, without waiting for the helpers to leave.
   static void Work(const std::shared_ptr<RunState>& state, bool is_caller);
   // Under the state's lock: helpers for the ready thunks no thread takes.
   static void SpawnHelpers(const std::shared_ptr<RunState>& state);

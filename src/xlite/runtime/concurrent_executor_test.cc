@@ -81,14 +81,15 @@ TEST(ExecutionGraph, SequencesOfSmallThunksRunInOrder) {
         [](absl::Span<void* const>) { return absl::OkStatus(); }, "test");
   };
   cpu::ThunkSequence small;
-  small.push_back(library({R(0, 0, 512), W(1, 0, 512)}));
-  small.push_back(library({R(0, 0, 512), W(2, 0, 512)}));
+  constexpr int64_t kSmall = ExecutionGraph::kSmallBytes;
+  small.push_back(library({R(0, 0, kSmall), W(1, 0, kSmall)}));
+  small.push_back(library({R(0, 0, kSmall), W(2, 0, kSmall)}));
   ExecutionGraph g = ExecutionGraph::Build(small);
   EXPECT_FALSE(g.is_chain);
   EXPECT_TRUE(g.all_small);
   EXPECT_TRUE(g.run_in_order());
   cpu::ThunkSequence large;
-  large.push_back(library({R(0, 0, 513), W(1, 0, 4)}));
+  large.push_back(library({R(0, 0, kSmall + 1), W(1, 0, 4)}));
   large.push_back(library({R(0, 0, 4), W(2, 0, 4)}));
   EXPECT_FALSE(ExecutionGraph::Build(large).run_in_order());
   cpu::ThunkSequence custom;  // may block: never small
