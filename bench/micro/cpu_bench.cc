@@ -11,7 +11,7 @@
 //   (sequential or concurrent). BM_Dispatch/independent/N/Tt/E: N scalar
 //   adds that depend on nothing but the parameter (the concurrent
 //   executor's graph has no edges, but they are small: it runs them in
-//   order); BM_Dispatch/wide/N/Tt/E: the same on f32[256] (1 KiB, run
+//   order); BM_Dispatch/wide/N/Tt/E: the same on f32[32768] (128 KiB, run
 //   concurrently). BM_Dispatch/while/N/Tt/E: a while loop
 //   of N iterations whose condition and body are scalar kernels. The
 //   executor's cost per thunk is the slope between the smallest and the
@@ -237,7 +237,8 @@ std::string KernelChainModule(int n) {
 }
 
 // N independent adds of `shape` (f32[]: small thunks, which the concurrent
-// executor runs in order; f32[256]: 1 KiB each, which it runs concurrently).
+// executor runs in order; f32[32768]: 128 KiB each, which it runs
+// concurrently).
 std::string IndependentKernelsModule(int n, const std::string& shape) {
   std::string body =
       absl::StrCat("HloModule dispatch_independent\nENTRY e {\n  p = ", shape, " parameter(0)\n");
@@ -293,7 +294,7 @@ std::map<std::pair<std::string, int>, DispatchCase> g_dispatch;
 absl::Status PrepareDispatch(const std::string& family, int n) {
   const std::string text = family == "kernels"       ? KernelChainModule(n)
                            : family == "independent" ? IndependentKernelsModule(n, "f32[]")
-                           : family == "wide"        ? IndependentKernelsModule(n, "f32[256]")
+                           : family == "wide"        ? IndependentKernelsModule(n, "f32[32768]")
                                                      : WhileModule(n);
   absl::StatusOr<std::unique_ptr<xlite::HloModule>> module = xlite::ParseHloModule(text);
   if (!module.ok()) return module.status();
@@ -302,7 +303,7 @@ absl::Status PrepareDispatch(const std::string& family, int n) {
   absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module), options);
   if (!exe.ok()) return exe.status();
   std::vector<Literal> args;
-  args.push_back(Literal(family == "wide" ? xlite::Shape::Array(xlite::PrimitiveType::F32, {256})
+  args.push_back(Literal(family == "wide" ? xlite::Shape::Array(xlite::PrimitiveType::F32, {32768})
                                           : xlite::Shape::Scalar(xlite::PrimitiveType::F32)));
   for (int64_t i = 0; i < args[0].element_count(); ++i) args[0].SetDouble(i, 1.0);
   DispatchCase c;
@@ -746,7 +747,7 @@ void PrintPeerLines() {
         std::printf("dispatch_%s_thunk\txlite-cpu-%s@%dt\t%.4f\t%.1f ns/thunk\n",
                     family == "kernels"       ? "kernel"
                     : family == "independent" ? "independent_kernel"
-                    : family == "wide"        ? "independent_1KiB_kernel"
+                    : family == "wide"        ? "independent_128KiB_kernel"
                                               : "while",
                     ExecutorName(concurrent), t, Median(large_ms), ns);
       }
@@ -776,7 +777,7 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::string, std::vector<int>>> dispatch = {
       {"kernels", {1, 64, 1024}},
       {"independent", {1, 1024}},
-      {"wide", {1, 1024}},
+      {"wide", {1, 64}},
       {"while", {1, 4096}}};
   for (const auto& [family, sizes] : dispatch) {
     for (int n : sizes) {
