@@ -324,6 +324,41 @@ TEST(AsyncOverlap, FailsByTimeoutWhenRunSerially) {
   EXPECT_TRUE(absl::StrContains(got.status().message(), "no partner arrived")) << got.status();
 }
 
+TEST(AsyncOverlap, TwoAsyncOpsInFlightNeverWaitForEachOther) {
+  // Both rendezvous calls are on side streams (one named stream, even):
+  // each blocks until the other runs.
+  testing::RegisterOverlapTestTargets();
+  testing::RendezvousTimeoutMs() = 60'000;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> e = CompileText(R"(
+HloModule two_async, is_scheduled=true
+wrapped {
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] custom-call(p), custom_call_target="xlite_test.rendezvous", api_version=API_VERSION_TYPED_FFI
+}
+wrapped.2 {
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] custom-call(p), custom_call_target="xlite_test.rendezvous", api_version=API_VERSION_TYPED_FFI
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  s1 = ((f32[4]), f32[4], s32[]) async-start(x), calls=wrapped, async_execution_thread="side"
+  s2 = ((f32[4]), f32[4], s32[]) async-start(y), calls=wrapped.2, async_execution_thread="side"
+  d1 = f32[4] async-done(s1), calls=wrapped
+  d2 = f32[4] async-done(s2), calls=wrapped.2
+  ROOT t = (f32[4], f32[4]) tuple(d1, d2)
+})");
+  ASSERT_TRUE(e.ok()) << e.status();
+  for (runtime::ExecutorKind kind :
+       {runtime::ExecutorKind::kSequential, runtime::ExecutorKind::kConcurrent}) {
+    runtime::ExecuteOptions options;
+    options.executor = kind;
+    absl::StatusOr<Literal> got = (*e)->ExecuteLiterals(OverlapArguments(), options);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->tuple_elements()[1], OverlapArguments()[1]);
+  }
+}
+
 TEST(AsyncErrors, AnErrorInTheAsyncComputationSurfacesAtTheDone) {
   testing::RegisterOverlapTestTargets();
   absl::StatusOr<std::unique_ptr<runtime::Executable>> e = CompileText(R"(
