@@ -44,7 +44,7 @@ enum class ExecutorKind {
 
 // Set at creation (Compile reads them from DebugOptions).
 struct ExecutableOptions {
-  // ExecutorKind::kDefault means the concurrent executor
+  // Whether ExecutorKind::kDefault runs the concurrent executor
   // (--xlite_cpu_concurrent_executor, DebugOptions::cpu_concurrent_executor).
   bool concurrent_executor = DebugOptions{}.cpu_concurrent_executor;
 };
