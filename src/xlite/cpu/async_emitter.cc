@@ -48,25 +48,9 @@ absl::Status ThunkEmitter::EmitAsyncDone(const HloInstruction& done, ThunkSequen
          start->operand_count() > 0) {
     start = start->operand(0);
   }
+  // The verifier lets an async context flow only into async-update and
+  // async-done, so this finds the start emitted before in the same sequence.
   auto it = start != nullptr ? async_starts_.find(start) : async_starts_.end();
-  if (it == async_starts_.end() && done.opcode() == HloOpcode::kAsyncDone &&
-      !done.called_computations().empty()) {
-    // The context came through a loop or a tuple: the start that calls the
-    // same wrapped computation, when there is exactly one.
-    const HloComputation* wrapped = done.called_computations()[0];
-    const HloInstruction* only = nullptr;
-    int starts = 0;
-    for (const auto& c : assignment_.module().computations()) {
-      for (const auto& i : c->instructions()) {
-        if (i->opcode() == HloOpcode::kAsyncStart && !i->called_computations().empty() &&
-            i->called_computations()[0] == wrapped) {
-          only = i.get();
-          ++starts;
-        }
-      }
-    }
-    if (starts == 1) it = async_starts_.find(only);
-  }
   if (it == async_starts_.end()) {
     return Unsupported(done, "an asynchronous done whose start cannot be found before it");
   }

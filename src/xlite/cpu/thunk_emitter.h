@@ -77,8 +77,7 @@ class ThunkEmitter {
   absl::Status EmitAsync(const HloInstruction& instr, ThunkSequence& out);
   // The reusable halves (async_emitter.cc): `work` (the thunks of `start`)
   // launched on a side stream in a new slot; and the wait for it at `done`,
-  // whose start is found through async-updates (or, through loops, by the
-  // wrapped computation when one start calls it).
+  // whose start is found through async-updates.
   absl::Status EmitAsyncStart(const HloInstruction& start, ThunkSequence work, ThunkSequence& out);
   absl::Status EmitAsyncDone(const HloInstruction& done, ThunkSequence& out);
   // infeed, outfeed, send, send-done, recv, recv-done (host_transfer_emitter.cc).
