@@ -224,19 +224,20 @@ def main():
                "2-core median. interpreter ÷ xlite: the interpreter's median over that same "
                "xlite time. check: the compiled outputs against the interpreter's on the same "
                "arguments (jax/README.md's tolerance).")
-    dispatch = sorted((w, t, ms, values[(w, i, t)][0]) for (w, i, t), ms in rows.items()
+    dispatch = sorted((w, i, t, ms, values[(w, i, t)][0]) for (w, i, t), ms in rows.items()
                       if w.startswith("dispatch_") and w.endswith("_thunk"))
     if dispatch:
         out.append("")
-        out.append("Sequential executor, cost per thunk through `Executable::Execute` (scalar "
-                   "kernels; the slope between a short and a long run, so the fixed cost of one "
-                   "Execute is left out):")
+        out.append("Cost per thunk through `Executable::Execute` by executor (the slope between "
+                   "a short and a long run, so the fixed cost of one Execute is left out):")
         out.append("")
-        out.append("| workload | threads | ns per thunk | ms per long run |")
-        out.append("|---|---:|---:|---:|")
-        for w, t, ms, value in dispatch:
-            out.append(f"| `{w}` | {t} | {value:.1f} | {fmt_ms(ms)} |")
-        fixed = sorted((t, ms) for (w, i, t), ms in rows.items() if w == "execute_one_kernel")
+        out.append("| workload | executor | threads | ns per thunk | ms per long run |")
+        out.append("|---|---|---:|---:|---:|")
+        for w, i, t, ms, value in dispatch:
+            executor = i.rsplit("-", 1)[-1] if i.startswith("xlite-cpu-") else i
+            out.append(f"| `{w}` | {executor} | {t} | {value:.1f} | {fmt_ms(ms)} |")
+        fixed = sorted((t, ms) for (w, i, t), ms in rows.items()
+                       if w == "execute_one_kernel" and i.endswith("sequential"))
         if fixed:
             out.append("")
             out.append("One `Execute` of a one-kernel module (the fixed cost: argument holds, "

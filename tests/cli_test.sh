@@ -216,6 +216,12 @@ check "run --backend=interpreter keeps the interpreter" $?
 "$XLITE" run --xlite_profile --xlite_cpu_threads=1 "$ROOT/examples/mlp.hlo" > /dev/null 2> "$tmp/err.txt"
 [ $? -eq 0 ] && grep -q '(cpu, 1 threads)' "$tmp/err.txt" && grep -q 'kLibrary .*(dot)' "$tmp/err.txt"
 check "run --xlite_profile prints time per thunk; --xlite_cpu_threads sets the budget" $?
+"$XLITE" run --xlite_cpu_concurrent_executor=false --reference_platform=interpreter \
+  "$ROOT/examples/mlp.hlo" 2>&1 | grep -q 'against the interpreter: match'
+check "run --xlite_cpu_concurrent_executor=false runs the thunks in order" $?
+"$XLITE" run --xlite_cpu_concurrent_executor=maybe "$ROOT/examples/mlp.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "xlite_cpu_concurrent_executor must be true or false" "$tmp/err.txt"
+check "run rejects --xlite_cpu_concurrent_executor=maybe" $?
 "$XLITE" run --xla_dump_to="$tmp/dump" --xlite_poison_dead_slices "$ROOT/examples/mlp.hlo" > /dev/null 2>&1 &&
   ls "$tmp/dump" | grep -q 'before_optimizations.txt$' &&
   ls "$tmp/dump" | grep -q 'after_optimizations.txt$' &&

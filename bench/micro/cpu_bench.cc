@@ -5,13 +5,18 @@
 //                       [--run_budget_s=2] [--max_argument_mib=1024]
 //                       [--benchmark_* flags]
 //
-// BM_Dispatch/kernels/N/Tt: a module of N dependent scalar adds, compiled
+// BM_Dispatch/kernels/N/Tt/E: a module of N dependent scalar adds, compiled
 //   with every HLO pass off (N kernel thunks), run through
-//   Executable::Execute with a client of T threads. BM_Dispatch/while/N/Tt:
-//   a while loop of N iterations whose condition and body are scalar
-//   kernels. The executor's cost per thunk is the slope between the
-//   smallest and the largest N: (t_large - t_small) / (thunks run_large -
-//   thunks run_small), thunks counted by a ThunkProfile.
+//   Executable::Execute with a client of T threads and executor E
+//   (sequential or concurrent). BM_Dispatch/independent/N/Tt/E: N scalar
+//   adds that depend on nothing but the parameter (the concurrent
+//   executor's graph has no edges, but they are small: it runs them in
+//   order); BM_Dispatch/wide/N/Tt/E: the same on f32[32768] (128 KiB, run
+//   concurrently). BM_Dispatch/while/N/Tt/E: a while loop
+//   of N iterations whose condition and body are scalar kernels. The
+//   executor's cost per thunk is the slope between the smallest and the
+//   largest N: (t_large - t_small) / (thunks run_large - thunks run_small),
+//   thunks counted by a ThunkProfile.
 // BM_Compile/<program>: Compile() of one corpus program (parsing excluded).
 // BM_Run/<program>/<impl>: one run of it on the same arguments: compiled
 //   (xlite-cpu, Execute on runtime::Buffers with the client's T threads;
@@ -39,7 +44,7 @@
 //
 // At the end, one line per measurement in the peers' format
 // (shared/bench/peers/README.md), medians over every timed iteration:
-//   dispatch_kernel_thunk<TAB>xlite-cpu-sequential@<T>t<TAB><ms per run><TAB><ns> ns/thunk
+//   dispatch_kernel_thunk<TAB>xlite-cpu-<E>@<T>t<TAB><ms per run><TAB><ns> ns/thunk
 //   execute_one_kernel<TAB>xlite-cpu@<T>t<TAB><median_ms><TAB><us> us/run
 //   <program><TAB>xlite-cpu@<T>t<TAB><median_ms><TAB><runs/s> runs/s
 //   <program><TAB>xlite-interpreter@1t<TAB><median_ms><TAB><runs/s> runs/s
@@ -231,6 +236,22 @@ std::string KernelChainModule(int n) {
   return body + "}\n";
 }
 
+// N independent adds of `shape` (f32[]: small thunks, which the concurrent
+// executor runs in order; f32[32768]: 128 KiB each, which it runs
+// concurrently).
+std::string IndependentKernelsModule(int n, const std::string& shape) {
+  std::string body =
+      absl::StrCat("HloModule dispatch_independent\nENTRY e {\n  p = ", shape, " parameter(0)\n");
+  std::string root = "  ROOT t = (";
+  std::string operands;
+  for (int i = 1; i <= n; ++i) {
+    absl::StrAppend(&body, "  a", i, " = ", shape, " add(p, p)\n");
+    absl::StrAppend(&root, i > 1 ? ", " : "", shape);
+    absl::StrAppend(&operands, i > 1 ? ", " : "", "a", i);
+  }
+  return absl::StrCat(body, root, ") tuple(", operands, ")\n}\n");
+}
+
 std::string WhileModule(int n) {
   return absl::StrCat(R"(HloModule dispatch_while
 cond {
@@ -271,7 +292,10 @@ struct DispatchCase {
 std::map<std::pair<std::string, int>, DispatchCase> g_dispatch;
 
 absl::Status PrepareDispatch(const std::string& family, int n) {
-  const std::string text = family == "kernels" ? KernelChainModule(n) : WhileModule(n);
+  const std::string text = family == "kernels"       ? KernelChainModule(n)
+                           : family == "independent" ? IndependentKernelsModule(n, "f32[]")
+                           : family == "wide"        ? IndependentKernelsModule(n, "f32[32768]")
+                                                     : WhileModule(n);
   absl::StatusOr<std::unique_ptr<xlite::HloModule>> module = xlite::ParseHloModule(text);
   if (!module.ok()) return module.status();
   xlite::CompileOptions options;
@@ -279,8 +303,9 @@ absl::Status PrepareDispatch(const std::string& family, int n) {
   absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module), options);
   if (!exe.ok()) return exe.status();
   std::vector<Literal> args;
-  args.push_back(Literal(xlite::Shape::Scalar(xlite::PrimitiveType::F32)));
-  args[0].SetDouble(0, 1.0);
+  args.push_back(Literal(family == "wide" ? xlite::Shape::Array(xlite::PrimitiveType::F32, {32768})
+                                          : xlite::Shape::Scalar(xlite::PrimitiveType::F32)));
+  for (int64_t i = 0; i < args[0].element_count(); ++i) args[0].SetDouble(i, 1.0);
   DispatchCase c;
   absl::StatusOr<Arguments> a = Arguments::Create(**exe, args);
   if (!a.ok()) return a.status();
@@ -288,13 +313,18 @@ absl::Status PrepareDispatch(const std::string& family, int n) {
   absl::StatusOr<int64_t> executed = ExecutedThunks(**exe, *c.args);
   if (!executed.ok()) return executed.status();
   c.executed = *executed;
-  c.expected = family == "kernels" ? static_cast<float>(n + 1) : 1.0f + 0.5f * n;
+  c.expected = family == "kernels"                           ? static_cast<float>(n + 1)
+               : family == "independent" || family == "wide" ? 2.0f
+                                                             : 1.0f + 0.5f * n;
   c.exe = std::move(*exe);
   g_dispatch[{family, n}] = std::move(c);
   return absl::OkStatus();
 }
 
-void BM_Dispatch(benchmark::State& state, const std::string& family, int n, int threads) {
+const char* ExecutorName(bool concurrent) { return concurrent ? "concurrent" : "sequential"; }
+
+void BM_Dispatch(benchmark::State& state, const std::string& family, int n, int threads,
+                 bool concurrent) {
   auto it = g_dispatch.find({family, n});
   if (it == g_dispatch.end()) return state.SkipWithError("not prepared (see stderr)");
   DispatchCase& c = it->second;
@@ -302,11 +332,14 @@ void BM_Dispatch(benchmark::State& state, const std::string& family, int n, int 
   if (!context.ok()) return state.SkipWithError(FirstLine(context.status().message()).c_str());
   xlite::runtime::ExecuteOptions options;
   options.runner = context->runner.get();
+  options.executor = concurrent ? xlite::runtime::ExecutorKind::kConcurrent
+                                : xlite::runtime::ExecutorKind::kSequential;
   std::vector<std::unique_ptr<Buffer>> out;
   for (auto _ : state) {
     absl::StatusOr<double> ms = TimedExecute(*c.exe, *c.args, options, &out);
     if (!ms.ok()) return state.SkipWithError(FirstLine(ms.status().message()).c_str());
-    g_ms[absl::StrCat("dispatch_", family, "_", n, "\txlite-cpu-sequential@", threads, "t")]
+    g_ms[absl::StrCat("dispatch_", family, "_", n, "\txlite-cpu-", ExecutorName(concurrent), "@",
+                      threads, "t")]
         .push_back(*ms);
     state.SetIterationTime(*ms / 1e3);
   }
@@ -689,29 +722,35 @@ void PrintPeerLines() {
   for (const std::string& note : g_notes) std::printf("%s\n", note.c_str());
   // Dispatch: the slope between the smallest and largest N of each family.
   for (int t : g_flags.threads) {
-    for (const std::string family : {"kernels", "while"}) {
-      const DispatchCase* small = nullptr;
-      const DispatchCase* large = nullptr;
-      std::vector<double> large_ms, small_ms;
-      for (const auto& [key, c] : g_dispatch) {
-        if (key.first != family) continue;
-        auto it = g_ms.find(
-            absl::StrCat("dispatch_", family, "_", key.second, "\txlite-cpu-sequential@", t, "t"));
-        if (it == g_ms.end()) continue;
-        if (small == nullptr) small = &c, small_ms = it->second;
-        large = &c, large_ms = it->second;
+    for (bool concurrent : {false, true}) {
+      for (const std::string family : {"kernels", "independent", "wide", "while"}) {
+        const DispatchCase* small = nullptr;
+        const DispatchCase* large = nullptr;
+        std::vector<double> large_ms, small_ms;
+        for (const auto& [key, c] : g_dispatch) {
+          if (key.first != family) continue;
+          auto it = g_ms.find(absl::StrCat("dispatch_", family, "_", key.second, "\txlite-cpu-",
+                                           ExecutorName(concurrent), "@", t, "t"));
+          if (it == g_ms.end()) continue;
+          if (small == nullptr) small = &c, small_ms = it->second;
+          large = &c, large_ms = it->second;
+        }
+        if (small == nullptr) continue;
+        if (family == "kernels") {
+          // The whole Execute of a one-kernel module: its fixed cost.
+          std::printf("execute_one_kernel\txlite-cpu-%s@%dt\t%.4f\t%.2f us/run\n",
+                      ExecutorName(concurrent), t, Median(small_ms), Median(small_ms) * 1e3);
+        }
+        if (small == large || large->executed <= small->executed) continue;
+        const double ns = (Median(large_ms) - Median(small_ms)) * 1e6 /
+                          static_cast<double>(large->executed - small->executed);
+        std::printf("dispatch_%s_thunk\txlite-cpu-%s@%dt\t%.4f\t%.1f ns/thunk\n",
+                    family == "kernels"       ? "kernel"
+                    : family == "independent" ? "independent_kernel"
+                    : family == "wide"        ? "independent_128KiB_kernel"
+                                              : "while",
+                    ExecutorName(concurrent), t, Median(large_ms), ns);
       }
-      if (small == nullptr) continue;
-      if (family == "kernels") {
-        // The whole Execute of a one-kernel module: its fixed cost.
-        std::printf("execute_one_kernel\txlite-cpu@%dt\t%.4f\t%.2f us/run\n", t, Median(small_ms),
-                    Median(small_ms) * 1e3);
-      }
-      if (small == large || large->executed <= small->executed) continue;
-      const double ns = (Median(large_ms) - Median(small_ms)) * 1e6 /
-                        static_cast<double>(large->executed - small->executed);
-      std::printf("dispatch_%s_thunk\txlite-cpu-sequential@%dt\t%.4f\t%.1f ns/thunk\n",
-                  family == "kernels" ? "kernel" : "while", t, Median(large_ms), ns);
     }
   }
   for (const auto& [key, ms] : g_ms) {
@@ -736,7 +775,10 @@ int main(int argc, char** argv) {
 
   // Dispatch cost: N = 1 and N = 1024 kernels; 1 and 4096 iterations.
   const std::vector<std::pair<std::string, std::vector<int>>> dispatch = {
-      {"kernels", {1, 64, 1024}}, {"while", {1, 4096}}};
+      {"kernels", {1, 64, 1024}},
+      {"independent", {1, 1024}},
+      {"wide", {1, 64}},
+      {"while", {1, 4096}}};
   for (const auto& [family, sizes] : dispatch) {
     for (int n : sizes) {
       if (absl::Status s = PrepareDispatch(family, n); !s.ok()) {
@@ -745,12 +787,15 @@ int main(int argc, char** argv) {
         continue;
       }
       for (int t : g_flags.threads) {
-        benchmark::RegisterBenchmark(
-            absl::StrCat("BM_Dispatch/", family, "/", n, "/", t, "t").c_str(), BM_Dispatch, family,
-            n, t)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond)
-            ->Iterations(n >= 1024 ? 300 : 2000);
+        for (bool concurrent : {false, true}) {
+          benchmark::RegisterBenchmark(
+              absl::StrCat("BM_Dispatch/", family, "/", n, "/", t, "t/", ExecutorName(concurrent))
+                  .c_str(),
+              BM_Dispatch, family, n, t, concurrent)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond)
+              ->Iterations(n >= 1024 ? 300 : 2000);
+        }
       }
     }
   }

@@ -101,7 +101,8 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<Hlo
   RETURN_IF_ERROR(dumper.Finish());
 
   return runtime::Executable::Create(std::move(module), std::move(plan), std::move(jit),
-                                     std::move(thunks), emitter.constants());
+                                     std::move(thunks), emitter.constants(),
+                                     {.concurrent_executor = debug.cpu_concurrent_executor});
 }
 
 }  // namespace xlite

@@ -340,7 +340,7 @@ TEST(CpuConformance, XlaCorpusOnSeveralDevicesAgreesWithTheInterpreter) {
   std::string line;
   std::getline(manifest, line);
   std::map<std::string, KindCounts> kinds;
-  std::vector<std::string> disagreements, not_run, interpreter_declines, awaiting_async;
+  std::vector<std::string> disagreements, not_run, interpreter_declines;
   int64_t device_runs = 0, inferred_grids = 0;
   const auto start = std::chrono::steady_clock::now();
   while (std::getline(manifest, line)) {
@@ -357,7 +357,9 @@ TEST(CpuConformance, XlaCorpusOnSeveralDevicesAgreesWithTheInterpreter) {
     absl::StatusOr<std::unique_ptr<HloModule>> m = ParseModule(ss.str(), f[0]);
     if (!m.ok() || NeedsSeveralDevices(**m).empty()) continue;
     if (std::string op = HostTransfer(**m); !op.empty()) {
-      not_run.push_back(absl::StrCat(f[0], ": ", op, " (host transfers: another part's)"));
+      not_run.push_back(
+          absl::StrCat(f[0], ": ", op,
+                       " (host transfers: XlaCorpusHostTransfersAgreeWithTheInterpreter runs it)"));
       continue;
     }
     int64_t replicas = (*m)->config().replica_count;
@@ -399,14 +401,6 @@ TEST(CpuConformance, XlaCorpusOnSeveralDevicesAgreesWithTheInterpreter) {
     if (std::getenv("XLITE_VERBOSE")) std::cerr << "compiling " << f[0] << std::endl;
     absl::StatusOr<std::vector<Literal>> got =
         CompileAndRunOnDevices(std::move(*m), per_device, replicas, partitions);
-    if (!got.ok() && absl::IsUnimplemented(got.status()) &&
-        absl::StartsWith(got.status().message(), "async-start '")) {
-      // A collective wrapped in a generic async-start: the async thunks
-      // (cpu/async_thunks.*) run it; listed until they do, not counted.
-      --counts.eligible;
-      awaiting_async.push_back(absl::StrCat(f[0], ": ", FirstLine(got.status().message())));
-      continue;
-    }
     if (!got.ok()) {
       (absl::IsUnimplemented(got.status()) ? counts.unimplemented : counts.error)++;
       disagreements.push_back(absl::StrCat(
@@ -451,12 +445,10 @@ TEST(CpuConformance, XlaCorpusOnSeveralDevicesAgreesWithTheInterpreter) {
             << "; the interpreter does not run: " << interpreter_declines.size() << "\n";
   for (const std::string& s : not_run) std::cout << "  not run: " << s << "\n";
   for (const std::string& s : interpreter_declines) std::cout << "  interpreter: " << s << "\n";
-  for (const std::string& s : awaiting_async) std::cout << "  AWAITING ASYNC " << s << "\n";
   for (const std::string& s : disagreements) std::cout << "  DISAGREE " << s << "\n";
   std::cout << "agree (several devices): " << total.pass << "/" << total.eligible << " ("
             << (total.eligible ? 100.0 * total.pass / total.eligible : 0.0)
-            << "%); issue 16's bar is 99%; not counted: " << awaiting_async.size()
-            << " collectives in a generic async-start (the async thunks' part)\n";
+            << "%); issue 16's bar is 99%\n";
   EXPECT_GT(total.eligible, 0);
   EXPECT_EQ(total.mismatch, 0) << "wrong answers: see DISAGREE above";
   EXPECT_GE(total.pass * 100, total.eligible * 99)

@@ -67,6 +67,8 @@ commands:
                                            largest differences per output
              --xlite_cpu_threads=N         threads for the CPU backend (default: usable cores)
              --xlite_profile               print time per thunk, largest first
+             --xlite_cpu_concurrent_executor=BOOL   run independent thunks at once
+                                           (default true) or in program order
              --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
                                            fake-data rules: in-range gather/scatter/slice indices)
              --seed=N                      seed for random inputs (default 0)

@@ -4,6 +4,8 @@
 // the -start, into the slices its -done returns; the -done forwards them.
 // EmitCollectiveWork emits one collective's work alone, for a caller that
 // runs it elsewhere (an async wrapper).
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "xlite/analysis/shape_util.h"
 #include "xlite/collectives/reduction.h"
@@ -78,34 +80,83 @@ absl::Status ThunkEmitter::EmitCollective(const HloInstruction& instr, ThunkSequ
       if (instr.operand_count() == 1 && instr.shape().IsTuple()) {
         return Unsupported(instr, "all-reduce-start declared as (operand, result) (old form)");
       }
-      return EmitCollectiveWork(instr, {}, out);
+      [[fallthrough]];
     case HloOpcode::kAllGatherStart:
     case HloOpcode::kCollectivePermuteStart: {
-      if (!IsStartTuple(instr)) return EmitCollectiveWork(instr, {}, out);
-      // {0} holds the operands (the same slices, as the dataflow forwards
-      // them: no copy then), {1} the results.
-      if (instr.operand_count() == 1) {
-        RETURN_IF_ERROR(
-            CopyLeaves(instr.operand(0), {}, &instr, {0}, instr.operand(0)->shape(), instr, out));
+      ThunkSequence work;
+      if (instr.opcode() == HloOpcode::kAllReduceStart || !IsStartTuple(instr)) {
+        RETURN_IF_ERROR(EmitCollectiveWork(instr, {}, work));
       } else {
-        for (int64_t i = 0; i < instr.operand_count(); ++i) {
-          RETURN_IF_ERROR(CopyLeaves(instr.operand(i), {}, &instr, {0, i},
-                                     instr.operand(i)->shape(), instr, out));
+        // {0} holds the operands (the same slices, as the dataflow forwards
+        // them: no copy then), {1} the results.
+        if (instr.operand_count() == 1) {
+          RETURN_IF_ERROR(CopyLeaves(instr.operand(0), {}, &instr, {0}, instr.operand(0)->shape(),
+                                     instr, work));
+        } else {
+          for (int64_t i = 0; i < instr.operand_count(); ++i) {
+            RETURN_IF_ERROR(CopyLeaves(instr.operand(i), {}, &instr, {0, i},
+                                       instr.operand(i)->shape(), instr, work));
+          }
         }
+        RETURN_IF_ERROR(EmitCollectiveWork(instr, {1}, work));
       }
-      return EmitCollectiveWork(instr, {1}, out);
+      // On a side stream only when every slice the work touches is part of
+      // the start's own value, which the memory plan keeps alive until the
+      // -done, or is read-only memory; otherwise (an operand in a buffer of its own, free for reuse
+      // after the start) the work runs at the start, synchronously.
+      ASSIGN_OR_RETURN(bool contained, WorkStaysInsideValue(instr, work));
+      if (!contained) {
+        out.Append(std::move(work));
+        return absl::OkStatus();
+      }
+      return EmitAsyncStart(instr, std::move(work), out);
     }
     case HloOpcode::kAllReduceDone:
-      return CopyLeaves(instr.operand(0), {}, &instr, {}, instr.shape(), instr, out);
     case HloOpcode::kAllGatherDone:
     case HloOpcode::kCollectivePermuteDone: {
       const HloInstruction* start = instr.operand(0);
-      const ShapeIndex from = IsStartTuple(*start) ? ShapeIndex{1} : ShapeIndex{};
+      if (async_starts_.contains(start)) RETURN_IF_ERROR(EmitAsyncDone(instr, out));
+      const ShapeIndex from = start->opcode() != HloOpcode::kAllReduceStart && IsStartTuple(*start)
+                                  ? ShapeIndex{1}
+                                  : ShapeIndex{};
       return CopyLeaves(start, from, &instr, {}, instr.shape(), instr, out);
     }
     default:
       return Unsupported(instr, "this collective");
   }
+}
+
+absl::StatusOr<bool> ThunkEmitter::WorkStaysInsideValue(const HloInstruction& start,
+                                                        const ThunkSequence& work) const {
+  std::vector<ShapeIndex> leaves;
+  ForEachSubshape(start.shape(), [&](const Shape& s, const ShapeIndex& index) {
+    if (s.IsArray()) leaves.push_back(index);
+  });
+  std::vector<BufferSlice> own;
+  for (const ShapeIndex& index : leaves) {
+    ASSIGN_OR_RETURN(BufferSlice s, Slice(&start, index));
+    own.push_back(s);
+  }
+  std::vector<BufferUse> uses;
+  AppendBufferUses(work, uses);
+  for (const BufferUse& use : uses) {
+    const BufferSlice& u = use.slice;
+    if (u.allocation < 0 || u.size == 0) continue;
+    // Constants and entry parameters no output aliases are never written
+    // while the program runs: reading them later is safe.
+    const BufferAllocation& a = assignment_.allocations()[u.allocation];
+    if (use.access == BufferUse::Access::kRead &&
+        (a.kind() == AllocationKind::kConstant ||
+         (a.kind() == AllocationKind::kParameter && !a.maybe_live_out()))) {
+      continue;
+    }
+    const bool inside = std::any_of(own.begin(), own.end(), [&](const BufferSlice& s) {
+      return s.allocation == u.allocation && s.offset <= u.offset &&
+             u.offset + u.size <= s.offset + s.size;
+    });
+    if (!inside) return false;
+  }
+  return true;
 }
 
 absl::Status ThunkEmitter::EmitCollectiveWork(const HloInstruction& instr,

@@ -26,7 +26,13 @@ absl::Status ThunkEmitter::EmitHostTransfer(const HloInstruction& instr, ThunkSe
   if (op != HloOpcode::kInfeed && op != HloOpcode::kOutfeed && !instr.attrs().is_host_transfer) {
     return Unsupported(instr, "device-to-device send/recv (is_host_transfer=false)");
   }
-  if (op == HloOpcode::kSendDone) return absl::OkStatus();  // the send already ran
+  if (op == HloOpcode::kSendDone) {
+    // Waits for an asynchronous send; a synchronous one already ran.
+    if (instr.operand_count() == 1 && async_starts_.contains(instr.operand(0))) {
+      return EmitAsyncDone(instr, out);
+    }
+    return absl::OkStatus();
+  }
   if (op != HloOpcode::kOutfeed &&
       (!instr.shape().IsTuple() || instr.shape().tuple_shapes_size() < 2)) {
     return absl::InvalidArgumentError(absl::StrCat(HloOpcodeString(op), " '", instr.name(),
@@ -38,6 +44,7 @@ absl::Status ThunkEmitter::EmitHostTransfer(const HloInstruction& instr, ThunkSe
       return absl::InvalidArgumentError(
           absl::StrCat("recv-done '", instr.name(), "' takes one operand"));
     }
+    if (async_starts_.contains(instr.operand(0))) RETURN_IF_ERROR(EmitAsyncDone(instr, out));
     return CopyLeaves(instr.operand(0), {0}, &instr, {0}, instr.shape().tuple_shapes(0), instr,
                       out);
   }
@@ -71,10 +78,24 @@ absl::Status ThunkEmitter::EmitHostTransfer(const HloInstruction& instr, ThunkSe
       : op == HloOpcode::kOutfeed ? HostTransferThunk::Direction::kOutfeed
       : op == HloOpcode::kSend    ? HostTransferThunk::Direction::kSend
                                   : HostTransferThunk::Direction::kRecv;
-  out.push_back(std::make_unique<HostTransferThunk>(InfoOf(instr), direction, WithoutLayouts(value),
-                                                    std::move(leaves),
-                                                    instr.attrs().channel_id.value_or(0)));
-  return absl::OkStatus();
+  auto thunk =
+      std::make_unique<HostTransferThunk>(InfoOf(instr), direction, WithoutLayouts(value),
+                                          std::move(leaves), instr.attrs().channel_id.value_or(0));
+  if (op != HloOpcode::kSend && op != HloOpcode::kRecv) {
+    out.push_back(std::move(thunk));
+    return absl::OkStatus();
+  }
+  // send/recv run on a side stream until their -done, as the async design
+  // has them, when their data stays in the send's/recv's own value (the send
+  // forwards its operand); otherwise at once.
+  ThunkSequence work;
+  work.push_back(std::move(thunk));
+  ASSIGN_OR_RETURN(bool contained, WorkStaysInsideValue(instr, work));
+  if (!contained) {
+    out.Append(std::move(work));
+    return absl::OkStatus();
+  }
+  return EmitAsyncStart(instr, std::move(work), out);
 }
 
 }  // namespace xlite::cpu

@@ -109,6 +109,10 @@ struct ThunkInfo {
   std::string instruction;  // the HLO instruction's name
   std::string opcode;       // its opcode ("fusion", "while", ...)
   std::string op_name;      // metadata op_name (the framework's name), may be empty
+  // The instruction has effects beyond the slices it declares (a custom call
+  // with custom_call_has_side_effect=true): a concurrent executor keeps such
+  // thunks in program order.
+  bool has_side_effect = false;
 };
 
 class Thunk {

@@ -47,7 +47,7 @@ absl::Status Unsupported(const HloInstruction& instr, absl::string_view what) {
 
 ThunkInfo InfoOf(const HloInstruction& instr) {
   return ThunkInfo{instr.name(), std::string(HloOpcodeString(instr.opcode())),
-                   instr.attrs().metadata.op_name};
+                   instr.attrs().metadata.op_name, instr.attrs().custom_call_has_side_effect};
 }
 
 ThunkEmitter::ThunkEmitter(const BufferAssignment& assignment, ThunkEmitterOptions options)

@@ -34,6 +34,8 @@
 
 namespace xlite::cpu {
 
+class AsyncStartThunk;
+
 struct ThunkEmitterOptions {
   // After the last use of each temp buffer, a PoisonThunk overwrites its
   // slice (--xlite_poison_dead_slices).
@@ -76,8 +78,18 @@ class ThunkEmitter {
   // result, or {1} of a -start's (operands, results) tuple).
   absl::Status EmitCollectiveWork(const HloInstruction& instr, const ShapeIndex& result_index,
                                   ThunkSequence& out);
+  // Whether every slice `work` touches lies inside `start`'s own value (which
+  // the memory plan keeps alive until its done) or is only read from
+  // constants or unaliased entry parameters, so it may run on a side stream.
+  absl::StatusOr<bool> WorkStaysInsideValue(const HloInstruction& start,
+                                            const ThunkSequence& work) const;
   // async-start/update/done, copy-start/done (async_emitter.cc).
   absl::Status EmitAsync(const HloInstruction& instr, ThunkSequence& out);
+  // The reusable halves (async_emitter.cc): `work` (the thunks of `start`)
+  // launched on a side stream in a new slot; and the wait for it at `done`,
+  // whose start is found through async-updates.
+  absl::Status EmitAsyncStart(const HloInstruction& start, ThunkSequence work, ThunkSequence& out);
+  absl::Status EmitAsyncDone(const HloInstruction& done, ThunkSequence& out);
   // infeed, outfeed, send, send-done, recv, recv-done (host_transfer_emitter.cc).
   absl::Status EmitHostTransfer(const HloInstruction& instr, ThunkSequence& out);
 
@@ -100,6 +112,10 @@ class ThunkEmitter {
   std::vector<ConstantSlice> constants_;
   // Temp slices to poison after the instruction at each schedule time.
   absl::flat_hash_map<int64_t, std::vector<BufferSlice>> poison_at_;
+  // The last emitted start thunk of each asynchronous start instruction
+  // (owned by the sequence being built), and the next free slot.
+  absl::flat_hash_map<const HloInstruction*, const AsyncStartThunk*> async_starts_;
+  int64_t next_async_slot_ = 0;
   // Comparator fusions (sort) and reducers (collectives) for the JIT: alive
   // until the kernels compile.
   std::unique_ptr<HloModule> scratch_;

@@ -8,6 +8,7 @@
 #include "xlite/codegen/denormals.h"
 #include "xlite/cpu/collective_thunks.h"
 #include "xlite/cpu/host_transfer_thunks.h"
+#include "xlite/cpu/async_thunks.h"
 #include "xlite/cpu/physical_layout.h"
 #include "xlite/ir/computation.h"
 #include "xlite/support/status.h"
@@ -76,12 +77,16 @@ Executable::~Executable() = default;
 
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     std::unique_ptr<HloModule> module, MemoryPlan plan, std::unique_ptr<codegen::Jit> jit,
-    cpu::ThunkSequence thunks, absl::Span<const cpu::ConstantSlice> constants) {
+    cpu::ThunkSequence thunks, absl::Span<const cpu::ConstantSlice> constants,
+    const ExecutableOptions& executable_options) {
   std::unique_ptr<Executable> e(new Executable());
   e->module_ = std::move(module);
   e->plan_ = std::move(plan);
   e->jit_ = std::move(jit);
   e->thunks_ = std::move(thunks);
+  e->options_ = executable_options;
+  e->graphs_ = std::make_unique<ExecutionGraphs>(e->thunks_);
+  e->async_slots_ = cpu::CountAsyncSlots(e->thunks_);
   const BufferAssignment& assignment = *e->plan_.assignment;
   const HloComputation* entry = e->module_->entry_computation();
   const auto& allocations = assignment.allocations();
@@ -231,8 +236,20 @@ absl::StatusOr<std::vector<std::unique_ptr<Buffer>>> Executable::Execute(
 
 absl::Status Executable::Run(std::vector<uint8_t*>& bases, const ExecuteOptions& options) const {
   cpu::BufferAllocations buffers(bases);
-  ThunkExecutor executor(options.profile);
+  cpu::SideStreams& streams =
+      options.side_streams != nullptr ? *options.side_streams : cpu::SideStreams::Default();
+  const bool concurrent =
+      options.executor == ExecutorKind::kConcurrent ||
+      (options.executor == ExecutorKind::kDefault && options_.concurrent_executor);
+  ThunkExecutor sequential(options.profile);
+  // Kernels split over the runner's threads: as many thunks at once.
+  const int threads = options.runner != nullptr ? options.runner->num_threads() : 1;
+  ConcurrentThunkExecutor parallel(*graphs_, streams, threads, options.profile);
+  const cpu::SequenceExecutor& executor =
+      concurrent ? static_cast<const cpu::SequenceExecutor&>(parallel) : sequential;
   if (options.profile != nullptr) options.profile->set_top_level(&thunks_);
+  std::optional<cpu::AsyncExecuteState> async;
+  if (options.async && async_slots_ > 0) async.emplace(streams, async_slots_);
   cpu::ExecuteParams params;
   params.buffers = &buffers;
   params.runner = options.runner;
@@ -251,8 +268,12 @@ absl::Status Executable::Run(std::vector<uint8_t*>& bases, const ExecuteOptions&
                      : options.partition_id * module_->config().replica_count + options.replica_id);
     params.host = &*host;
   }
+  params.async = async ? &*async : nullptr;
   codegen::ScopedFlushDenormals flush(options.flush_denormals);
-  return executor.Run(thunks_, params);
+  absl::Status status = executor.Run(thunks_, params);
+  // Never return while launched work still runs, also after an error.
+  absl::Status pending = async ? async->WaitAll() : absl::OkStatus();
+  return status.ok() ? pending : status;
 }
 
 absl::StatusOr<Literal> Executable::ExecuteLiterals(absl::Span<const Literal> arguments,

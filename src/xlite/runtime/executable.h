@@ -30,10 +30,26 @@
 #include "xlite/ir/literal.h"
 #include "xlite/ir/module.h"
 #include "xlite/runtime/buffer.h"
+#include "xlite/runtime/concurrent_executor.h"
 #include "xlite/runtime/donation.h"
 #include "xlite/runtime/thunk_executor.h"
+#include "xlite/support/flags.h"
 
 namespace xlite::runtime {
+
+// Which executor runs the thunks (concurrent_executor.h, thunk_executor.h).
+enum class ExecutorKind {
+  kDefault,     // the executable's (--xlite_cpu_concurrent_executor at compile time)
+  kSequential,  // in program order on the calling thread
+  kConcurrent,  // independent thunks at once, as their declared slices allow
+};
+
+// Set at creation (Compile reads them from DebugOptions).
+struct ExecutableOptions {
+  // Whether ExecutorKind::kDefault runs the concurrent executor
+  // (--xlite_cpu_concurrent_executor, DebugOptions::cpu_concurrent_executor).
+  bool concurrent_executor = DebugOptions{}.cpu_concurrent_executor;
+};
 
 struct ExecuteOptions {
   // Where kernels split into partitions run; nullptr: the calling thread.
@@ -55,13 +71,22 @@ struct ExecuteOptions {
   // this run's queues are the device partition_id * replicas + replica_id's.
   // nullptr: infeed, outfeed and host send/recv fail, saying none was given.
   HostTransfers* host_transfers = nullptr;
+  ExecutorKind executor = ExecutorKind::kDefault;
+  // Asynchronous ops (async-start, copy-start, ...) launch their work on side
+  // streams and their dones wait for it; false: each start runs its work
+  // itself, synchronously (the serial mode).
+  bool async = true;
+  // Threads that may block, for async work and the concurrent executor's
+  // helpers; nullptr: cpu::SideStreams::Default().
+  cpu::SideStreams* side_streams = nullptr;
 };
 
 class Executable {
  public:
   static absl::StatusOr<std::unique_ptr<Executable>> Create(
       std::unique_ptr<HloModule> module, MemoryPlan plan, std::unique_ptr<codegen::Jit> jit,
-      cpu::ThunkSequence thunks, absl::Span<const cpu::ConstantSlice> constants);
+      cpu::ThunkSequence thunks, absl::Span<const cpu::ConstantSlice> constants,
+      const ExecutableOptions& executable_options = {});
   ~Executable();
 
   // Runs the entry on `arguments` (one literal per entry parameter, in
@@ -111,6 +136,10 @@ class Executable {
   MemoryPlan plan_;
   std::unique_ptr<codegen::Jit> jit_;
   cpu::ThunkSequence thunks_;
+  ExecutableOptions options_;
+  // The concurrent executor's dependency graphs, one per sequence.
+  std::unique_ptr<ExecutionGraphs> graphs_;
+  int64_t async_slots_ = 0;
   // Per allocation: the constants' memory (constant allocations) or the
   // offset in a run's arena (the others; -1 for constants).
   std::vector<Memory> constant_memory_;

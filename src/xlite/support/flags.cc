@@ -64,14 +64,15 @@ absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
     flag = *b;
   } else if (name == "xlite_verify_each_pass" || name == "xlite_pass_timing" ||
              name == "xlite_dump_pass_diffs" || name == "xlite_verify_buffer_assignment" ||
-             name == "xlite_strict_donation") {
+             name == "xlite_strict_donation" || name == "xlite_cpu_concurrent_executor") {
     absl::StatusOr<bool> b = ParseBool(name, value);
     if (!b.ok()) return b.status();
     bool& flag = name == "xlite_verify_each_pass"           ? o.verify_each_pass
                  : name == "xlite_pass_timing"              ? o.pass_timing
                  : name == "xlite_dump_pass_diffs"          ? o.dump_pass_diffs
                  : name == "xlite_verify_buffer_assignment" ? o.verify_buffer_assignment
-                                                            : o.strict_donation;
+                 : name == "xlite_strict_donation"          ? o.strict_donation
+                                                            : o.cpu_concurrent_executor;
     flag = *b;
   } else if (name == "xlite_cpu_threads") {
     int n = 0;

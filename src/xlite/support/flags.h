@@ -34,6 +34,9 @@ struct DebugOptions {
   // --xla_cpu_collective_call_terminate_timeout_seconds=N: how long a device
   // waits at a collective for its peers (XLA's rendezvous timeout; 60 here).
   int collective_timeout_seconds = 60;
+  // --xlite_cpu_concurrent_executor=true|false: run independent thunks at
+  // once (runtime/concurrent_executor.h) or in program order.
+  bool cpu_concurrent_executor = true;
 };
 
 // Applies one "--name[=value]" flag. Returns false (and leaves `options`

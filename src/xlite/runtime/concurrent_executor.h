@@ -1,0 +1,106 @@
+// The concurrent thunk executor: runs the thunks of a sequence as soon as
+// the thunks they depend on have finished, several at once, next to the
+// sequential ThunkExecutor (thunk_executor.h). XLA:CPU's thunk executor works
+// this way.
+//
+// Dependencies come from the declared buffer uses (cpu::Thunk::buffer_uses,
+// nested sequences included): a thunk waits for every earlier thunk whose
+// slices overlap one of its own where either writes (read-after-write,
+// write-after-read, write-after-write). Thunks whose effects their slices do
+// not show stay in program order among themselves: rng-get-and-update-state
+// (its state), collectives, host transfers, async starts and dones, custom
+// calls with side effects, and control flow containing any of them.
+//
+// Ready thunks run on the calling thread and on helpers from cpu::SideStreams
+// (threads that may block, never the kernel pool's workers); kernels inside
+// still split over ExecuteParams::runner. The lowest ready thunk in program
+// order goes first. At most `max_threads` threads run one sequence's thunks
+// at once (the caller included). A sequence runs in order on the calling
+// thread, as the sequential executor would, when its graph is a chain or
+// when every thunk is small (as XLA:CPU's executor does: waking a thread
+// costs microseconds, a kernel on a few hundred bytes tens of nanoseconds):
+// kernels, copies and host library calls whose slices all have at most
+// kSmallBytes. Custom calls, control flow and the rest are never small (they
+// may run long or block).
+//
+// Graphs are built once per sequence (ExecutionGraphs, at executable
+// creation) and shared by every run. After an error no further thunk starts,
+// and Run returns only when every started thunk has returned.
+#ifndef XLITE_RUNTIME_CONCURRENT_EXECUTOR_H_
+#define XLITE_RUNTIME_CONCURRENT_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "xlite/cpu/side_streams.h"
+#include "xlite/cpu/thunk.h"
+#include "xlite/runtime/thunk_executor.h"
+
+namespace xlite::runtime {
+
+// The dependency graph of one sequence: thunk i may start once every thunk
+// in its in-edges has finished.
+struct ExecutionGraph {
+  std::vector<int32_t> in_degree;
+  std::vector<std::vector<int32_t>> out_edges;
+  // Every thunk depends on the one before it: nothing can overlap.
+  bool is_chain = true;
+  // Every thunk is small (see above): overlap cannot pay for itself.
+  bool all_small = true;
+  bool run_in_order() const { return is_chain || all_small; }
+
+  static constexpr int64_t kSmallBytes = 64 * 1024;
+
+  static ExecutionGraph Build(const cpu::ThunkSequence& sequence);
+  int64_t num_edges() const;
+  // "0 -> 2 3\n1 -> 3\n..." for tests and dumps.
+  std::string ToString() const;
+};
+
+// The graphs of a sequence and every sequence nested in it, built at
+// construction; a sequence not among them gets its graph on first use
+// (thread-safe).
+class ExecutionGraphs {
+ public:
+  explicit ExecutionGraphs(const cpu::ThunkSequence& top);
+  const ExecutionGraph& For(const cpu::ThunkSequence& sequence) const;
+
+ private:
+  void Add(const cpu::ThunkSequence& sequence);
+  absl::flat_hash_map<const cpu::ThunkSequence*, std::unique_ptr<ExecutionGraph>> built_;
+  mutable std::mutex mu_;
+  mutable absl::flat_hash_map<const cpu::ThunkSequence*, std::unique_ptr<ExecutionGraph>>
+      late_;  // guarded by mu_
+};
+
+class ConcurrentThunkExecutor final : public cpu::SequenceExecutor {
+ public:
+  // max_threads >= 2 (smaller values mean 2).
+  ConcurrentThunkExecutor(const ExecutionGraphs& graphs, cpu::SideStreams& helpers, int max_threads,
+                          ThunkProfile* profile = nullptr);
+  absl::Status Run(const cpu::ThunkSequence& sequence,
+                   const cpu::ExecuteParams& params) const override;
+
+ private:
+  struct RunState;
+  // Takes ready thunks and runs them, waiting for more, until all have
+  // finished. Helpers see only the state: Run returns once every thunk has
+  // finished, without waiting for the helpers to leave.
+  static void Work(const std::shared_ptr<RunState>& state, bool is_caller);
+  // Under the state's lock: helpers for the ready thunks no thread takes.
+  static void SpawnHelpers(const std::shared_ptr<RunState>& state);
+
+  const ExecutionGraphs& graphs_;
+  cpu::SideStreams& helpers_;
+  int max_threads_;
+  ThunkProfile* profile_;
+  ThunkExecutor sequential_;
+};
+
+}  // namespace xlite::runtime
+
+#endif  // XLITE_RUNTIME_CONCURRENT_EXECUTOR_H_
