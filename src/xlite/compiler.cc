@@ -77,7 +77,8 @@ absl::Status RunThunkPasses(cpu::ThunkSequence& thunks, const DebugOptions& debu
   if (dumper.enabled()) {
     RETURN_IF_ERROR(dumper.DumpFile(".thunk_sequence.txt", thunks.ToString()));
   }
-  if (debug.cpu_enable_command_buffer) {
+  // A profile (--xlite_profile) times each thunk: keep every kernel its own.
+  if (debug.cpu_enable_command_buffer && !debug.profile) {
     RETURN_IF_ERROR(cpu::ConvertToCommandBuffers(thunks).status());
   }
   if (!dumper.enabled()) return absl::OkStatus();

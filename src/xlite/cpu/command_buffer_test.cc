@@ -4,6 +4,9 @@
 // plain C functions with the JIT's kernel ABI.
 #include <atomic>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -16,6 +19,7 @@
 #include "xlite/cpu/device_thunks.h"
 #include "xlite/cpu/kernel_thunk.h"
 #include "xlite/cpu/library_thunk.h"
+#include "xlite/support/flags.h"
 
 namespace xlite::cpu {
 namespace {
@@ -367,6 +371,53 @@ ENTRY e {
   }
   EXPECT_TRUE(results[0] == results[1]);
   testing::ExpectAgreesWithInterpreter(text);
+}
+
+TEST(CommandBufferConversion, TheFlagTurnsItOff) {
+  DebugOptions debug;
+  EXPECT_TRUE(debug.cpu_enable_command_buffer);
+  ASSERT_TRUE(*ApplyDebugFlag("--xlite_cpu_enable_command_buffer=false", debug));
+  EXPECT_FALSE(debug.cpu_enable_command_buffer);
+  ASSERT_TRUE(*ApplyDebugFlag("--xlite_cpu_enable_command_buffer", debug));
+  EXPECT_TRUE(debug.cpu_enable_command_buffer);
+  absl::StatusOr<bool> bad = ApplyDebugFlag("--xlite_cpu_enable_command_buffer=maybe", debug);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "xlite_cpu_enable_command_buffer"))
+      << bad.status();
+}
+
+TEST(CommandBufferConversion, DumpsTheSequenceBeforeAndAfterTheThunkPasses) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "command_buffer_dump";
+  std::filesystem::remove_all(dir);
+  const std::string text = R"(
+HloModule chain
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[4] add(p, p)
+  b = f32[4] multiply(a, p)
+  ROOT c = f32[4] subtract(b, a)
+}
+)";
+  CompileOptions options;
+  options.debug.dump_to = dir.string();
+  options.debug.disable_all_hlo_passes = true;  // one kernel per op
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> e =
+      Compile(testing::ParseOrDie(text), options);
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::string before, after;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    std::ifstream in(entry.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (absl::EndsWith(name, ".chain.thunk_sequence.txt")) before = ss.str();
+    if (absl::EndsWith(name, ".chain.thunk_sequence_after_thunk_passes.txt")) after = ss.str();
+  }
+  EXPECT_TRUE(absl::StrContains(before, "kKernel")) << before;
+  EXPECT_FALSE(absl::StrContains(before, "kCommandBuffer")) << before;
+  EXPECT_TRUE(absl::StartsWith(after, "001: kCommandBuffer")) << after;
+  EXPECT_TRUE(absl::StrContains(after, "commands=3")) << after;
 }
 
 }  // namespace

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "xlite/codegen/denormals.h"
 #include "xlite/cpu/control_flow_thunks.h"
@@ -272,9 +272,17 @@ void CommandBufferThunk::Replay(CommandRange range, void* const* args,
 absl::Status CommandBufferThunk::Execute(const ExecuteParams& params) const {
   // Bind this run's addresses once; every command (and every iteration of a
   // recorded loop) reads them from here.
-  absl::InlinedVector<void*, 64> args(args_.size());
+  // (Left uninitialized: every entry is written before the replay.)
+  constexpr size_t kOnStack = 64;
+  void* on_stack[kOnStack];
+  std::unique_ptr<void*[]> on_heap;
+  void** args = on_stack;
+  if (args_.size() > kOnStack) {
+    on_heap.reset(new void*[args_.size()]);
+    args = on_heap.get();
+  }
   for (size_t i = 0; i < args_.size(); ++i) args[i] = params.buffers->Get(args_[i]);
-  Replay({0, static_cast<int32_t>(commands_.size())}, args.data(), params);
+  Replay({0, static_cast<int32_t>(commands_.size())}, args, params);
   return absl::OkStatus();
 }
 
