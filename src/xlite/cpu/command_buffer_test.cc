@@ -19,6 +19,7 @@
 #include "xlite/cpu/device_thunks.h"
 #include "xlite/cpu/kernel_thunk.h"
 #include "xlite/cpu/library_thunk.h"
+#include "xlite/runtime/concurrent_executor.h"
 #include "xlite/support/flags.h"
 
 namespace xlite::cpu {
@@ -371,6 +372,25 @@ ENTRY e {
   }
   EXPECT_TRUE(results[0] == results[1]);
   testing::ExpectAgreesWithInterpreter(text);
+}
+
+// The concurrent executor runs a sequence in order when every thunk is
+// small: a command buffer is small when all it recorded is (no loops).
+TEST(CommandBufferConversion, TheConcurrentExecutorSeesRecordedSmallWorkAsSmall) {
+  ThunkSequence s;
+  s.push_back(Kernel("k1", AddOne, S(0, 0), S(0, 4)));
+  s.push_back(Kernel("k2", AddOne, S(0, 4), S(0, 8)));
+  s.push_back(std::make_unique<RngGetAndUpdateStateThunk>(Info("rng"), S(1, 64, 16), 1));
+  s.push_back(Kernel("k3", AddOne, S(0, 16), S(0, 20)));
+  s.push_back(Kernel("k4", AddOne, S(0, 20), S(0, 24)));
+  ASSERT_EQ(*ConvertToCommandBuffers(s), 2);
+  EXPECT_TRUE(runtime::ExecutionGraph::Build(s).all_small);
+
+  ThunkSequence loop = CountingLoop(false);
+  loop.push_back(std::make_unique<RngGetAndUpdateStateThunk>(Info("rng"), S(1, 64, 16), 1));
+  ASSERT_EQ(*ConvertToCommandBuffers(loop), 1);
+  ASSERT_EQ(Kinds(loop), "kCommandBuffer kRngGetAndUpdateState");
+  EXPECT_FALSE(runtime::ExecutionGraph::Build(loop).all_small);
 }
 
 TEST(CommandBufferConversion, TheFlagTurnsItOff) {
