@@ -226,8 +226,16 @@ check "run rejects --xlite_cpu_concurrent_executor=maybe" $?
   ls "$tmp/dump" | grep -q 'before_optimizations.txt$' &&
   ls "$tmp/dump" | grep -q 'after_optimizations.txt$' &&
   ls "$tmp/dump" | grep -q 'buffer-assignment.txt$' &&
-  ls "$tmp/dump" | grep -q 'ir-with-opt.ll$' && ls "$tmp/dump" | grep -q 'xlite-thunks.txt$'
+  ls "$tmp/dump" | grep -q 'ir-with-opt.ll$' && ls "$tmp/dump" | grep -q 'xlite-thunks.txt$' &&
+  ls "$tmp/dump" | grep -q '\.thunk_sequence\.txt$' &&
+  ls "$tmp/dump" | grep -q '\.thunk_sequence_after_thunk_passes\.txt$'
 check "run --xla_dump_to writes the HLO, the buffer assignment, the LLVM IR and the thunks" $?
+"$XLITE" run --xlite_cpu_enable_command_buffer=false --reference_platform=interpreter \
+  "$ROOT/examples/mlp.hlo" 2>&1 | grep -q 'against the interpreter: match'
+check "run --xlite_cpu_enable_command_buffer=false runs without command buffers" $?
+"$XLITE" run --xlite_cpu_enable_command_buffer=maybe "$ROOT/examples/mlp.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 1 ] && grep -q "xlite_cpu_enable_command_buffer must be true or false" "$tmp/err.txt"
+check "run rejects --xlite_cpu_enable_command_buffer=maybe" $?
 printf 'HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  id = u32[] partition-id()\n  f = f32[] convert(id)\n  b = f32[4] broadcast(f), dimensions={}\n  y = f32[4] add(x, b)\n  ROOT r = f32[4] all-reduce(y), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=add\n}\n' > "$tmp/ar.hlo"
 "$XLITE" run --replicas=2 --partitions=2 --reference_platform=interpreter "$tmp/ar.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
 [ $? -eq 0 ] && grep -q '^device 3 (replica 1, partition 1):$' "$tmp/out.txt" &&

@@ -16,7 +16,13 @@
 //   of N iterations whose condition and body are scalar kernels. The
 //   executor's cost per thunk is the slope between the smallest and the
 //   largest N: (t_large - t_small) / (thunks run_large - thunks run_small),
-//   thunks counted by a ThunkProfile.
+//   thunks counted by a ThunkProfile. These run with command buffers off
+//   (--xlite_cpu_enable_command_buffer=false): they measure thunk dispatch.
+// BM_Dispatch/cb_kernels/..., BM_Dispatch/cb_while/...: the same modules
+//   with command buffers on (the whole chain, or the whole loop, is one
+//   CommandBufferThunk); the slope per replayed command counts one command
+//   per thunk the unconverted module runs.
+// BM_NoopDispatch/{thunks,command_buffer}: dispatch alone (see there).
 // BM_Compile/<program>: Compile() of one corpus program (parsing excluded).
 // BM_Run/<program>/<impl>: one run of it on the same arguments: compiled
 //   (xlite-cpu, Execute on runtime::Buffers with the client's T threads;
@@ -75,6 +81,8 @@
 #include "benchmark/benchmark.h"
 #include "xlite/analysis/shape_util.h"
 #include "xlite/compiler.h"
+#include "xlite/cpu/command_buffer_conversion.h"
+#include "xlite/cpu/kernel_thunk.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
 #include "xlite/ir/elided_constants.h"
@@ -291,15 +299,24 @@ struct DispatchCase {
 // family "kernels" or "while"; n kernels or iterations.
 std::map<std::pair<std::string, int>, DispatchCase> g_dispatch;
 
+// "cb_kernels", "cb_while": the module of "kernels" / "while" with command
+// buffers on (the others run with them off: they measure thunk dispatch).
+std::string BaseFamily(const std::string& family) {
+  return family.rfind("cb_", 0) == 0 ? family.substr(3) : family;
+}
+
 absl::Status PrepareDispatch(const std::string& family, int n) {
-  const std::string text = family == "kernels"       ? KernelChainModule(n)
-                           : family == "independent" ? IndependentKernelsModule(n, "f32[]")
-                           : family == "wide"        ? IndependentKernelsModule(n, "f32[32768]")
-                                                     : WhileModule(n);
+  const std::string base = BaseFamily(family);
+  const bool command_buffers = base != family;
+  const std::string text = base == "kernels"       ? KernelChainModule(n)
+                           : base == "independent" ? IndependentKernelsModule(n, "f32[]")
+                           : base == "wide"        ? IndependentKernelsModule(n, "f32[32768]")
+                                                   : WhileModule(n);
   absl::StatusOr<std::unique_ptr<xlite::HloModule>> module = xlite::ParseHloModule(text);
   if (!module.ok()) return module.status();
   xlite::CompileOptions options;
   options.debug.disable_all_hlo_passes = true;  // keep one kernel per add
+  options.debug.cpu_enable_command_buffer = command_buffers;
   absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module), options);
   if (!exe.ok()) return exe.status();
   std::vector<Literal> args;
@@ -313,9 +330,16 @@ absl::Status PrepareDispatch(const std::string& family, int n) {
   absl::StatusOr<int64_t> executed = ExecutedThunks(**exe, *c.args);
   if (!executed.ok()) return executed.status();
   c.executed = *executed;
-  c.expected = family == "kernels"                           ? static_cast<float>(n + 1)
-               : family == "independent" || family == "wide" ? 2.0f
-                                                             : 1.0f + 0.5f * n;
+  if (command_buffers) {
+    // A profile sees one command-buffer thunk; it replays one command per
+    // thunk the unconverted module runs (prepared first).
+    auto twin = g_dispatch.find({base, n});
+    if (twin == g_dispatch.end()) return absl::InternalError("prepare the base family first");
+    c.executed = twin->second.executed;
+  }
+  c.expected = base == "kernels"                         ? static_cast<float>(n + 1)
+               : base == "independent" || base == "wide" ? 2.0f
+                                                         : 1.0f + 0.5f * n;
   c.exe = std::move(*exe);
   g_dispatch[{family, n}] = std::move(c);
   return absl::OkStatus();
@@ -348,6 +372,55 @@ void BM_Dispatch(benchmark::State& state, const std::string& family, int n, int 
     return state.SkipWithError("the result differs from the expected value");
   }
   state.counters["thunks"] = static_cast<double>(c.executed);
+}
+
+// --- Dispatch alone: a no-op kernel ------------------------------------------
+//
+// BM_NoopDispatch/{thunks,command_buffer}: 1024 kernel thunks whose kernel
+// (a plain C function) copies one byte, run by the sequential ThunkExecutor
+// one virtual call each, or converted into one CommandBufferThunk and
+// replayed. No JIT'd code, no Execute around it: what is left is dispatch.
+
+void CopyOneByte(void** buffers, int64_t, int64_t) {
+  *static_cast<volatile uint8_t*>(buffers[1]) = *static_cast<volatile uint8_t*>(buffers[0]);
+}
+
+constexpr int kNoopKernels = 1024;
+std::map<std::string, std::vector<double>> g_noop_ns;  // ns per thunk, per iteration
+
+void BM_NoopDispatch(benchmark::State& state, bool command_buffer) {
+  xlite::cpu::ThunkSequence sequence;
+  for (int i = 0; i < kNoopKernels; ++i) {
+    auto k = std::make_unique<xlite::cpu::KernelThunk>(
+        xlite::cpu::ThunkInfo{absl::StrCat("k", i), "add", ""},
+        std::vector<xlite::BufferSlice>{{0, i, 1}, {0, i + 1, 1}}, 1, 2);
+    xlite::codegen::CompiledKernel compiled;
+    compiled.function = CopyOneByte;
+    k->SetKernel(compiled);
+    sequence.push_back(std::move(k));
+  }
+  if (command_buffer) {
+    absl::StatusOr<int64_t> made = xlite::cpu::ConvertToCommandBuffers(sequence);
+    if (!made.ok() || *made != 1) return state.SkipWithError("conversion failed");
+  }
+  alignas(64) static uint8_t memory[kNoopKernels + 64];
+  uint8_t* bases[1] = {memory};
+  xlite::cpu::BufferAllocations buffers(bases);
+  xlite::runtime::ThunkExecutor executor;
+  xlite::cpu::ExecuteParams params;
+  params.buffers = &buffers;
+  params.executor = &executor;
+  std::vector<double>& ns =
+      g_noop_ns[command_buffer ? "replay_noop_kernel_command" : "dispatch_noop_kernel_thunk"];
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = executor.Run(sequence, params);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!s.ok()) return state.SkipWithError(std::string(s.message()).c_str());
+    ns.push_back(seconds * 1e9 / kNoopKernels);
+    state.SetIterationTime(seconds);
+  }
 }
 
 // --- Corpus programs ----------------------------------------------------------
@@ -723,7 +796,8 @@ void PrintPeerLines() {
   // Dispatch: the slope between the smallest and largest N of each family.
   for (int t : g_flags.threads) {
     for (bool concurrent : {false, true}) {
-      for (const std::string family : {"kernels", "independent", "wide", "while"}) {
+      for (const std::string family :
+           {"kernels", "independent", "wide", "while", "cb_kernels", "cb_while"}) {
         const DispatchCase* small = nullptr;
         const DispatchCase* large = nullptr;
         std::vector<double> large_ms, small_ms;
@@ -736,14 +810,21 @@ void PrintPeerLines() {
           large = &c, large_ms = it->second;
         }
         if (small == nullptr) continue;
-        if (family == "kernels") {
+        if (family == "kernels" || family == "cb_kernels") {
           // The whole Execute of a one-kernel module: its fixed cost.
-          std::printf("execute_one_kernel\txlite-cpu-%s@%dt\t%.4f\t%.2f us/run\n",
-                      ExecutorName(concurrent), t, Median(small_ms), Median(small_ms) * 1e3);
+          std::printf("execute_one_kernel%s\txlite-cpu-%s@%dt\t%.4f\t%.2f us/run\n",
+                      family == "kernels" ? "" : "_command_buffers_on", ExecutorName(concurrent), t,
+                      Median(small_ms), Median(small_ms) * 1e3);
         }
         if (small == large || large->executed <= small->executed) continue;
         const double ns = (Median(large_ms) - Median(small_ms)) * 1e6 /
                           static_cast<double>(large->executed - small->executed);
+        if (family.rfind("cb_", 0) == 0) {
+          std::printf("replay_command_buffer_%s_command\txlite-cpu-%s@%dt\t%.4f\t%.1f ns/command\n",
+                      family == "cb_kernels" ? "kernel" : "while", ExecutorName(concurrent), t,
+                      Median(large_ms), ns);
+          continue;
+        }
         std::printf("dispatch_%s_thunk\txlite-cpu-%s@%dt\t%.4f\t%.1f ns/thunk\n",
                     family == "kernels"       ? "kernel"
                     : family == "independent" ? "independent_kernel"
@@ -752,6 +833,12 @@ void PrintPeerLines() {
                     ExecutorName(concurrent), t, Median(large_ms), ns);
       }
     }
+  }
+  for (const auto& [name, ns] : g_noop_ns) {
+    if (ns.empty()) continue;
+    std::printf("%s\txlite-cpu-sequential@1t\t%.4f\t%.1f ns/%s\n", name.c_str(),
+                Median(ns) * kNoopKernels * 1e-6, Median(ns),
+                absl::StrContains(name, "command") ? "command" : "thunk");
   }
   for (const auto& [key, ms] : g_ms) {
     if (key.rfind("dispatch_", 0) == 0) continue;
@@ -773,12 +860,18 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&count, args.data());
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
 
+  for (bool command_buffer : {false, true}) {
+    benchmark::RegisterBenchmark(
+        absl::StrCat("BM_NoopDispatch/", command_buffer ? "command_buffer" : "thunks").c_str(),
+        BM_NoopDispatch, command_buffer)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond)
+        ->Iterations(3000);
+  }
   // Dispatch cost: N = 1 and N = 1024 kernels; 1 and 4096 iterations.
   const std::vector<std::pair<std::string, std::vector<int>>> dispatch = {
-      {"kernels", {1, 64, 1024}},
-      {"independent", {1, 1024}},
-      {"wide", {1, 64}},
-      {"while", {1, 4096}}};
+      {"kernels", {1, 64, 1024}}, {"independent", {1, 1024}},    {"wide", {1, 64}},
+      {"while", {1, 4096}},       {"cb_kernels", {1, 64, 1024}}, {"cb_while", {1, 4096}}};
   for (const auto& [family, sizes] : dispatch) {
     for (int n : sizes) {
       if (absl::Status s = PrepareDispatch(family, n); !s.ok()) {

@@ -5,6 +5,7 @@
 #include "xlite/buffers/buffer_assignment_text.h"
 #include "xlite/buffers/plan_memory.h"
 #include "xlite/codegen/jit.h"
+#include "xlite/cpu/command_buffer_conversion.h"
 #include "xlite/cpu/library_layouts.h"
 #include "xlite/cpu/thunk_emitter.h"
 #include "xlite/cpu/unfuse.h"
@@ -68,6 +69,22 @@ std::string DumpName(const HloModule& module, int64_t id) {
   return absl::StrFormat("module_%04d.%s", id, module.name());
 }
 
+// The thunk passes (after the kernels are bound, before the executable
+// builds its execution graphs from the thunks' buffer uses), with the
+// sequence dumped before and after as XLA:GPU names those files.
+absl::Status RunThunkPasses(cpu::ThunkSequence& thunks, const DebugOptions& debug,
+                            ModuleDumper& dumper) {
+  if (dumper.enabled()) {
+    RETURN_IF_ERROR(dumper.DumpFile(".thunk_sequence.txt", thunks.ToString()));
+  }
+  // A profile (--xlite_profile) times each thunk: keep every kernel its own.
+  if (debug.cpu_enable_command_buffer && !debug.profile) {
+    RETURN_IF_ERROR(cpu::ConvertToCommandBuffers(thunks).status());
+  }
+  if (!dumper.enabled()) return absl::OkStatus();
+  return dumper.DumpFile(".thunk_sequence_after_thunk_passes.txt", thunks.ToString());
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<HloModule> module,
@@ -97,6 +114,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<Hlo
   ASSIGN_OR_RETURN(std::vector<codegen::CompiledKernel> kernels,
                    jit->Compile(emitter.kernel_specs(), DumpName(*module, options.module_id)));
   RETURN_IF_ERROR(emitter.BindKernels(kernels));
+  RETURN_IF_ERROR(RunThunkPasses(thunks, debug, dumper));
   RETURN_IF_ERROR(dumper.DumpFile(".xlite-thunks.txt", thunks.ToString()));
   RETURN_IF_ERROR(dumper.Finish());
 

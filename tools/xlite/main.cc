@@ -69,6 +69,9 @@ commands:
              --xlite_profile               print time per thunk, largest first
              --xlite_cpu_concurrent_executor=BOOL   run independent thunks at once
                                            (default true) or in program order
+             --xlite_cpu_enable_command_buffer=BOOL   record runs of kernels, copies and
+                                           loops over them as command buffers (default true;
+                                           off under --xlite_profile)
              --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
                                            fake-data rules: in-range gather/scatter/slice indices)
              --seed=N                      seed for random inputs (default 0)

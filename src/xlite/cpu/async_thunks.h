@@ -85,6 +85,7 @@ class AsyncStartThunk final : public Thunk {
   int64_t slot() const { return slot_; }
   const std::string& stream() const { return stream_; }
   const ThunkSequence& work() const { return work_; }
+  std::vector<ThunkSequence*> mutable_nested() override { return {&work_}; }
 
  private:
   int64_t slot_;

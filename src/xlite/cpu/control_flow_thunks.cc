@@ -89,6 +89,12 @@ std::vector<std::pair<std::string, const ThunkSequence*>> ConditionalThunk::nest
   return out;
 }
 
+std::vector<ThunkSequence*> ConditionalThunk::mutable_nested() {
+  std::vector<ThunkSequence*> out;
+  for (ThunkSequence& b : branches_) out.push_back(&b);
+  return out;
+}
+
 std::string ConditionalThunk::Details() const {
   return absl::StrCat("selector=", SliceToString(selector_), selector_is_pred_ ? " (pred)" : "");
 }

@@ -24,6 +24,11 @@ class WhileThunk final : public Thunk {
   std::vector<BufferUse> buffer_uses() const override;
   std::vector<std::pair<std::string, const ThunkSequence*>> nested() const override;
   std::string Details() const override;
+  std::vector<ThunkSequence*> mutable_nested() override { return {&condition_, &body_}; }
+
+  const ThunkSequence& condition() const { return condition_; }
+  const BufferSlice& predicate() const { return predicate_; }
+  const ThunkSequence& body() const { return body_; }
 
  private:
   ThunkSequence condition_;
@@ -47,6 +52,11 @@ class ConditionalThunk final : public Thunk {
   // The branch XLA runs for selector value `index` among `count` branches.
   static int64_t BranchFor(int64_t index, int64_t count);
 
+  std::vector<ThunkSequence*> mutable_nested() override;
+  const BufferSlice& selector() const { return selector_; }
+  bool selector_is_pred() const { return selector_is_pred_; }
+  const std::vector<ThunkSequence>& branches() const { return branches_; }
+
  private:
   BufferSlice selector_;
   bool selector_is_pred_;
@@ -61,6 +71,9 @@ class CallThunk final : public Thunk {
   absl::Status Execute(const ExecuteParams& params) const override;
   std::vector<BufferUse> buffer_uses() const override;
   std::vector<std::pair<std::string, const ThunkSequence*>> nested() const override;
+  std::vector<ThunkSequence*> mutable_nested() override { return {&callee_}; }
+
+  const ThunkSequence& callee() const { return callee_; }
 
  private:
   ThunkSequence callee_;

@@ -18,6 +18,9 @@ class CopyThunk final : public Thunk {
   std::vector<BufferUse> buffer_uses() const override;
   std::string Details() const override;
 
+  const BufferSlice& source() const { return source_; }
+  const BufferSlice& destination() const { return destination_; }
+
  private:
   BufferSlice source_, destination_;
 };

@@ -56,6 +56,8 @@ class PoisonThunk final : public Thunk {
   absl::Status Execute(const ExecuteParams& params) const override;
   std::vector<BufferUse> buffer_uses() const override;
 
+  const std::vector<BufferSlice>& slices() const { return slices_; }
+
  private:
   std::vector<BufferSlice> slices_;
 };

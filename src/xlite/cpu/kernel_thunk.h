@@ -36,6 +36,10 @@ class KernelThunk final : public Thunk {
   const std::vector<BufferSlice>& buffers() const { return buffers_; }
   int64_t num_operands() const { return num_operands_; }
   const std::string& kernel_name() const { return kernel_name_; }
+  // nullptr until SetKernel.
+  codegen::KernelFunction function() const { return function_; }
+  int64_t work() const { return work_; }
+  int64_t max_partitions() const { return max_partitions_; }
 
  private:
   std::vector<BufferSlice> buffers_;

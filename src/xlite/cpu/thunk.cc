@@ -44,6 +44,8 @@ const char* ThunkKindName(Thunk::Kind kind) {
       return "kAsyncDone";
     case Thunk::Kind::kHostTransfer:
       return "kHostTransfer";
+    case Thunk::Kind::kCommandBuffer:
+      return "kCommandBuffer";
   }
   return "kUnknown";
 }

@@ -128,11 +128,12 @@ class Thunk {
     kRngGetAndUpdateState,
     kCustomCall,
     kPoison,
-    kLibrary,       // a host library call (dot, convolution, fft, sort, ...)
-    kCollective,    // all-reduce, all-gather, ... among several devices
-    kAsyncStart,    // launches nested thunks on a side stream
-    kAsyncDone,     // waits for them
-    kHostTransfer,  // infeed, outfeed, host send/recv
+    kLibrary,        // a host library call (dot, convolution, fft, sort, ...)
+    kCollective,     // all-reduce, all-gather, ... among several devices
+    kAsyncStart,     // launches nested thunks on a side stream
+    kAsyncDone,      // waits for them
+    kHostTransfer,   // infeed, outfeed, host send/recv
+    kCommandBuffer,  // a recorded run of kernels, copies and control flow
   };
 
   Thunk(Kind kind, ThunkInfo info) : kind_(kind), info_(std::move(info)) {}
@@ -149,6 +150,8 @@ class Thunk {
   // Nested sequences (control flow), with a label each ("condition", "body",
   // "branch 0", ...).
   virtual std::vector<std::pair<std::string, const ThunkSequence*>> nested() const { return {}; }
+  // The same sequences, for thunk passes that rewrite them before any run.
+  virtual std::vector<ThunkSequence*> mutable_nested() { return {}; }
   // Kind-specific details for the dump ("partitions 4", "bytes 4096").
   virtual std::string Details() const { return ""; }
 
@@ -179,6 +182,12 @@ class ThunkSequence {
   Thunk& mutable_thunk(size_t i) { return *thunks_[i]; }
   auto begin() const { return thunks_.begin(); }
   auto end() const { return thunks_.end(); }
+  // Moves the thunks out, leaving the sequence empty (for thunk passes).
+  std::vector<std::unique_ptr<Thunk>> Release() {
+    std::vector<std::unique_ptr<Thunk>> out;
+    out.swap(thunks_);
+    return out;
+  }
 
   // The whole tree, one thunk a line, numbered in execution order:
   //   001: kKernel  add.3 (fusion)  reads a0[0:+64] a1[0:+64]  writes a2[0:+64]  partitions<=1

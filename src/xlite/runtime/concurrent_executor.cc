@@ -44,6 +44,13 @@ bool IsSmall(const cpu::Thunk& thunk, const std::vector<cpu::BufferUse>& uses) {
     case cpu::Thunk::Kind::kPartitionId:
     case cpu::Thunk::Kind::kRngGetAndUpdateState:
       break;
+    case cpu::Thunk::Kind::kCommandBuffer:  // small when all it recorded is
+      for (const auto& [label, nested] : thunk.nested()) {
+        for (const auto& t : *nested) {
+          if (!IsSmall(*t, t->buffer_uses())) return false;
+        }
+      }
+      return true;
     default:
       return false;
   }

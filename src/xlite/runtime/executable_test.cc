@@ -17,11 +17,12 @@
 namespace xlite::runtime {
 namespace {
 
-std::unique_ptr<Executable> CompileOrDie(const std::string& text) {
+std::unique_ptr<Executable> CompileOrDie(const std::string& text,
+                                         const CompileOptions& options = {}) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "test");
   EXPECT_TRUE(m.ok()) << m.status();
   if (!m.ok()) return nullptr;
-  absl::StatusOr<std::unique_ptr<Executable>> e = Compile(std::move(*m));
+  absl::StatusOr<std::unique_ptr<Executable>> e = Compile(std::move(*m), options);
   EXPECT_TRUE(e.ok()) << e.status();
   return e.ok() ? std::move(*e) : nullptr;
 }
@@ -380,7 +381,9 @@ ENTRY e {
 }
 
 TEST(Executable, ProfileTimesEveryThunk) {
-  auto e = CompileOrDie(kAddOne);
+  CompileOptions compile;
+  compile.debug.profile = true;  // --xlite_profile: no command buffers, each kernel timed
+  auto e = CompileOrDie(kAddOne, compile);
   ASSERT_NE(e, nullptr);
   Literal x(Shape::Array(PrimitiveType::F32, {4}));
   ThunkProfile profile;

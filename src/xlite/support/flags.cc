@@ -64,7 +64,8 @@ absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
     flag = *b;
   } else if (name == "xlite_verify_each_pass" || name == "xlite_pass_timing" ||
              name == "xlite_dump_pass_diffs" || name == "xlite_verify_buffer_assignment" ||
-             name == "xlite_strict_donation" || name == "xlite_cpu_concurrent_executor") {
+             name == "xlite_strict_donation" || name == "xlite_cpu_concurrent_executor" ||
+             name == "xlite_cpu_enable_command_buffer") {
     absl::StatusOr<bool> b = ParseBool(name, value);
     if (!b.ok()) return b.status();
     bool& flag = name == "xlite_verify_each_pass"           ? o.verify_each_pass
@@ -72,7 +73,8 @@ absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
                  : name == "xlite_dump_pass_diffs"          ? o.dump_pass_diffs
                  : name == "xlite_verify_buffer_assignment" ? o.verify_buffer_assignment
                  : name == "xlite_strict_donation"          ? o.strict_donation
-                                                            : o.cpu_concurrent_executor;
+                 : name == "xlite_cpu_concurrent_executor"  ? o.cpu_concurrent_executor
+                                                            : o.cpu_enable_command_buffer;
     flag = *b;
   } else if (name == "xlite_cpu_threads") {
     int n = 0;

@@ -37,6 +37,11 @@ struct DebugOptions {
   // --xlite_cpu_concurrent_executor=true|false: run independent thunks at
   // once (runtime/concurrent_executor.h) or in program order.
   bool cpu_concurrent_executor = true;
+  // --xlite_cpu_enable_command_buffer=true|false: record runs of kernels,
+  // copies and control flow over them as command buffers
+  // (cpu/command_buffer_conversion.h). XLA:GPU's --xla_gpu_enable_command_buffer
+  // takes a list of command types; on the CPU one kind of run qualifies.
+  bool cpu_enable_command_buffer = true;
 };
 
 // Applies one "--name[=value]" flag. Returns false (and leaves `options`

@@ -1,0 +1,244 @@
+// Command buffers replay bit for bit what the unconverted thunks compute:
+// every 4th single-device module of ../shared/corpus/xla that the
+// interpreter runs (the selection of cpu_conformance_test; XLITE_CONFORMANCE_FULL=1: all)
+// and the JAX programs, each compiled twice (--xlite_cpu_enable_command_buffer
+// on and off) and run on the same seeded fake arguments on two threads.
+// Results must be byte-identical; both compilations must fail alike or
+// neither. Prints the counts, and how many command buffers the modules got.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/conformance/jax_corpus_util.h"
+#include "xlite/compiler.h"
+#include "xlite/eval/evaluator.h"
+#include "xlite/eval/fake_data.h"
+#include "xlite/ir/elided_constants.h"
+#include "xlite/runtime/task_runner.h"
+#include "xlite/runtime/thread_pool.h"
+#include "xlite/support/status.h"
+#include "xlite/text/parser.h"
+#include "xlite/verify/verifier.h"
+
+namespace xlite {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kElementBudget = 250'000'000;
+constexpr double kSecondsBudget = 5;
+
+fs::path Corpus() {
+  const char* env = std::getenv("XLITE_CORPUS");
+  return env ? fs::path(env) : fs::path("../shared/corpus");
+}
+
+runtime::ThreadPool& Pool() {
+  static runtime::ThreadPool* pool = new runtime::ThreadPool(2);
+  return *pool;
+}
+
+std::string FirstLine(absl::string_view s) {
+  std::string line(s.substr(0, s.find('\n')));
+  return line.size() > 160 ? line.substr(0, 160) + "..." : line;
+}
+
+struct Run {
+  absl::StatusOr<Literal> result;
+  int64_t command_buffers = 0;
+};
+
+// Makes a fresh copy of the module for each compilation (Compile consumes it).
+using ModuleFactory = std::function<absl::StatusOr<std::unique_ptr<HloModule>>()>;
+
+Run CompileAndRun(const ModuleFactory& make, absl::Span<const Literal> args, bool command_buffers) {
+  Run run;
+  absl::StatusOr<std::unique_ptr<HloModule>> module = make();
+  if (!module.ok()) {
+    run.result = module.status();
+    return run;
+  }
+  CompileOptions options;
+  options.debug.poison_dead_slices = true;
+  options.debug.cpu_enable_command_buffer = command_buffers;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> e = Compile(std::move(*module), options);
+  if (!e.ok()) {
+    run.result = e.status();
+    return run;
+  }
+  std::function<void(const cpu::ThunkSequence&)> count = [&](const cpu::ThunkSequence& s) {
+    for (const auto& t : s) {
+      if (t->kind() == cpu::Thunk::Kind::kCommandBuffer) ++run.command_buffers;
+      for (const auto& [label, nested] : t->nested()) count(*nested);
+    }
+  };
+  count((*e)->thunks());
+  runtime::PoolTaskRunner runner(Pool());
+  runtime::ExecuteOptions execute;
+  execute.runner = &runner;
+  run.result = (*e)->ExecuteLiterals(args, execute);
+  return run;
+}
+
+struct Counts {
+  int compared = 0, identical = 0, differ = 0, both_fail = 0, one_fails = 0;
+  int64_t command_buffers = 0;
+  int with_command_buffers = 0;
+  std::vector<std::string> problems;
+};
+
+// Runs `module` both ways and counts the outcome.
+void Compare(const std::string& name, const ModuleFactory& make, absl::Span<const Literal> args,
+             Counts& counts) {
+  Run on = CompileAndRun(make, args, true);
+  Run off = CompileAndRun(make, args, false);
+  ++counts.compared;
+  counts.command_buffers += on.command_buffers;
+  if (on.command_buffers > 0) ++counts.with_command_buffers;
+  if (!on.result.ok() || !off.result.ok()) {
+    if (!on.result.ok() && !off.result.ok() && on.result.status() == off.result.status()) {
+      ++counts.both_fail;
+      return;
+    }
+    ++counts.one_fails;
+    counts.problems.push_back(absl::StrCat(name, ": on: ", FirstLine(on.result.status().ToString()),
+                                           " / off: ", FirstLine(off.result.status().ToString())));
+    return;
+  }
+  if (*on.result == *off.result) {
+    ++counts.identical;
+  } else {
+    ++counts.differ;
+    counts.problems.push_back(absl::StrCat(name, ": results differ"));
+  }
+}
+
+void Print(const std::string& what, const Counts& c) {
+  std::cout << absl::StrFormat(
+      "%s: %d compared, %d bit-identical, %d differ, %d fail alike both ways, %d fail one way; "
+      "%d modules got %d command buffers\n",
+      what, c.compared, c.identical, c.differ, c.both_fail, c.one_fails, c.with_command_buffers,
+      c.command_buffers);
+  for (const std::string& p : c.problems) std::cout << "  " << p << "\n";
+}
+
+bool SingleDevice(const HloModule& m) {
+  if (m.config().replica_count * m.config().num_partitions > 1) return false;
+  for (const auto& c : m.computations()) {
+    for (const auto& i : c->instructions()) {
+      const HloOpcode op = i->opcode();
+      if ((HloOpcodeTraits(op) & kCollective) || op == HloOpcode::kSend || op == HloOpcode::kRecv ||
+          op == HloOpcode::kInfeed || op == HloOpcode::kOutfeed) {
+        return false;
+      }
+      if (op == HloOpcode::kCustomCall &&
+          i->attrs().custom_call_target == "interpreter.run_parallel") {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+TEST(CommandBufferCorpus, XlaCorpusReplaysBitIdentically) {
+  const fs::path dir = Corpus() / "xla";
+  if (!fs::exists(dir / "manifest.tsv")) {
+    std::cerr << "\n*** SKIPPING the command-buffer run over the XLA corpus: " << dir
+              << "/manifest.tsv not found ***\n\n";
+    GTEST_SKIP();
+  }
+  const char* full_env = std::getenv("XLITE_CONFORMANCE_FULL");
+  const bool full = full_env != nullptr && std::string(full_env) == "1";
+  std::ifstream manifest(dir / "manifest.tsv");
+  std::string line;
+  std::getline(manifest, line);
+  Counts counts;
+  int candidates = 0, interpreter_declines = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::getline(manifest, line)) {
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    if (f.size() < 3) continue;
+    const std::string& kind = f[2];
+    if (kind != "hlo_file" && kind != "hlo_file_headerless" && kind != "parser_roundtrip_long" &&
+        kind != "parser_roundtrip_short") {
+      continue;
+    }
+    std::ifstream in(dir / f[0]);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const std::string name = f[0];
+    const ModuleFactory make = [&]() -> absl::StatusOr<std::unique_ptr<HloModule>> {
+      ASSIGN_OR_RETURN(std::unique_ptr<HloModule> m, ParseHloModule(text, name));
+      RETURN_IF_ERROR(VerifyModule(*m));
+      FillElidedConstants(*m);
+      return m;
+    };
+    absl::StatusOr<std::unique_ptr<HloModule>> m = make();
+    if (!m.ok()) continue;
+    if (!SingleDevice(**m)) continue;
+    if (!full && candidates++ % 4 != 0) continue;
+    absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(**m, FakeDataKind::kRandom, 0);
+    if (!args.ok()) {
+      ++interpreter_declines;
+      continue;
+    }
+    // Only what the interpreter runs (as cpu_conformance_test selects).
+    EvalOptions options;
+    options.max_total_elements = kElementBudget;
+    options.max_seconds = kSecondsBudget;
+    if (!Evaluate(**m, *args, options).ok()) {
+      ++interpreter_declines;
+      continue;
+    }
+    Compare(f[0], make, *args, counts);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "\nCommand buffers on vs off over the XLA corpus (" << (full ? "all" : "every 4th")
+            << " single-device module, " << seconds << " s; " << interpreter_declines
+            << " the interpreter does not run)\n";
+  Print("XLA corpus", counts);
+  EXPECT_GT(counts.compared, 0);
+  EXPECT_GT(counts.with_command_buffers, 0);
+  EXPECT_EQ(counts.differ, 0);
+  EXPECT_EQ(counts.one_fails, 0);
+}
+
+TEST(CommandBufferCorpus, JaxProgramsReplayBitIdentically) {
+  const fs::path dir = jax_corpus::CorpusDir();
+  if (!fs::exists(dir / "manifest.tsv")) {
+    std::cerr << "\n*** SKIPPING the command-buffer run over the JAX corpus: " << dir
+              << " not found ***\n\n";
+    GTEST_SKIP();
+  }
+  Counts counts;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!entry.is_directory()) continue;
+    absl::StatusOr<std::unique_ptr<HloModule>> m =
+        jax_corpus::Load(entry.path(), jax_corpus::Form::kHlo);
+    ASSERT_TRUE(m.ok()) << m.status();
+    absl::StatusOr<std::vector<Literal>> args =
+        MakeFakeArguments(**m, FakeDataKind::kRandom, jax_corpus::kSeed);
+    ASSERT_TRUE(args.ok()) << args.status();
+    const fs::path path = entry.path();
+    Compare(
+        path.filename().string(), [&] { return jax_corpus::Load(path, jax_corpus::Form::kHlo); },
+        *args, counts);
+  }
+  std::cout << "\nCommand buffers on vs off over the JAX programs\n";
+  Print("JAX corpus", counts);
+  EXPECT_EQ(counts.compared, 7);
+  EXPECT_EQ(counts.identical, 7);
+  EXPECT_GT(counts.with_command_buffers, 0);
+}
+
+}  // namespace
+}  // namespace xlite
