@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -93,18 +94,67 @@ absl::Status FromDnnl(const dnnl::error& e, absl::string_view what, bool creatin
 }
 
 // A primitive ready to run, with the memory descriptors it was made for.
+// Shared by every thread that runs the shape (several devices, the
+// concurrent executor's independent thunks), so it holds nothing a run
+// writes: the scratchpad and the reordered weights are the calling thread's
+// (ThreadBuffer), the memory objects are made per run.
 struct CachedPrimitive {
   dnnl::primitive primitive;
-  memory::desc src, weights, dst;
+  memory::desc src, weights, dst, scratchpad;
   // When the primitive wants its weights in another layout: the reorder from
   // the caller's layout and the layout it wants.
   std::optional<dnnl::reorder> weights_reorder;
-  memory::desc user_weights;
+  memory::desc user_weights, reorder_scratchpad;
 };
 
-// Primitives by shape and types. Creating one costs far more than running a
-// small one, so they are kept; the cache is cleared when it grows past
-// kMaxEntries (a program has a bounded number of distinct shapes).
+// Every primitive takes its scratchpad from the caller. In oneDNN's default
+// mode (scratchpad_mode::library) a primitive object brings its own, so the
+// documented rules are: one primitive never runs on two threads at once, and,
+// in builds without DNNL_ENABLE_CONCURRENT_EXEC (Debian's), a primitive runs
+// only on the thread that created it. The cache hands one primitive to every
+// thread that asks, and the brgemm matmul and convolution kernels keep
+// per-thread working state in the scratchpad: two runs at once then computed
+// blocks from each other's operands (1% to 37% of the concurrent runs of
+// hostlib's OneDnnConcurrency tests; 1,152 elements of a device's dot in a
+// two-device spmd.hlo).
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// Memory of the calling thread for the length of one oneDNN call: never
+// shared between threads, reused by the thread's next call, grown to the
+// largest request seen (so a thread that keeps running the same shapes
+// allocates nothing per call).
+class ThreadBuffer {
+ public:
+  // `bytes` of 64-byte-aligned memory (contents unspecified), or null when
+  // the allocation fails.
+  void* Get(size_t bytes) {
+    if (bytes > capacity_) {
+      constexpr size_t kAlignment = 64;
+      const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+      data_.reset(static_cast<char*>(std::aligned_alloc(kAlignment, rounded)));
+      capacity_ = data_ == nullptr ? 0 : rounded;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> data_;
+  size_t capacity_ = 0;
+};
+
+// Primitives by shape, types and OpenMP team size (oneDNN plans a primitive,
+// its scratchpad included, for the team of the thread that creates it; the
+// caller applies the budget first, so creating and running threads agree).
+// Creating one costs far more than running a small one, so they are kept;
+// the cache is cleared when it grows past kMaxEntries (a program has a
+// bounded number of distinct shapes).
 class PrimitiveCache {
  public:
   static constexpr size_t kMaxEntries = 512;
@@ -139,31 +189,53 @@ dnnl::stream& Stream() {
   return stream;
 }
 
-// Runs `p` on the caller's buffers (weights reordered first if it asks).
+// `bytes` from the calling thread's `buffer` (null for none).
+absl::StatusOr<void*> Take(ThreadBuffer& buffer, size_t bytes, absl::string_view what) {
+  if (bytes == 0) return nullptr;
+  void* data = buffer.Get(bytes);
+  if (data == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("oneDNN: cannot allocate ", bytes, " bytes for the ", what));
+  }
+  return data;
+}
+
+// Runs `p` on the caller's buffers (weights reordered first if it asks) with
+// the calling thread's scratchpad. Any number of threads may run the same
+// primitive at once: nothing a run writes is shared.
 absl::Status Execute(const CachedPrimitive& p, const void* src, const void* weights, void* dst,
                      absl::string_view what) {
-  // One primitive at a time: run from two threads at once (two devices, or
-  // concurrent Executes), oneDNN 2.6 on OpenMP now and then gets blocks of a
-  // matmul's result wrong (1,152 or more elements of one device's
-  // f32[24,39296] in 1 of 3 runs of cpu_conformance_test's 2-device
-  // spmd.hlo; none in 8 runs serialized). Each run still uses the whole
-  // OpenMP team, so little is lost where the thread budget fills the machine.
-  static std::mutex* serial = new std::mutex;
-  std::lock_guard<std::mutex> serial_lock(*serial);
+  thread_local ThreadBuffer scratchpad_buffer, weights_buffer;
+  // The reorder and the primitive run one after the other: one scratchpad
+  // serves both.
+  ASSIGN_OR_RETURN(
+      void* scratchpad,
+      Take(scratchpad_buffer, std::max(p.scratchpad.get_size(), p.reorder_scratchpad.get_size()),
+           "scratchpad"));
   try {
-    ApplyHostThreads();
     dnnl::stream& stream = Stream();
-    memory src_mem(p.src, Engine(), const_cast<void*>(src));
-    memory dst_mem(p.dst, Engine(), dst);
     memory weights_mem(p.user_weights, Engine(), const_cast<void*>(weights));
     if (p.weights_reorder) {
-      memory reordered(p.weights, Engine());
-      p.weights_reorder->execute(stream, weights_mem, reordered);
-      weights_mem = reordered;
+      ASSIGN_OR_RETURN(void* reordered,
+                       Take(weights_buffer, p.weights.get_size(), "reordered weights"));
+      memory reordered_mem(p.weights, Engine(), reordered);
+      std::unordered_map<int, memory> reorder_args = {{DNNL_ARG_FROM, weights_mem},
+                                                      {DNNL_ARG_TO, reordered_mem}};
+      if (p.reorder_scratchpad.get_size() > 0) {
+        reorder_args.emplace(DNNL_ARG_SCRATCHPAD,
+                             memory(p.reorder_scratchpad, Engine(), scratchpad));
+      }
+      p.weights_reorder->execute(stream, reorder_args);
+      weights_mem = reordered_mem;
     }
-    p.primitive.execute(
-        stream,
-        {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, weights_mem}, {DNNL_ARG_DST, dst_mem}});
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, memory(p.src, Engine(), const_cast<void*>(src))},
+        {DNNL_ARG_WEIGHTS, weights_mem},
+        {DNNL_ARG_DST, memory(p.dst, Engine(), dst)}};
+    if (p.scratchpad.get_size() > 0) {
+      args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, Engine(), scratchpad));
+    }
+    p.primitive.execute(stream, args);
     stream.wait();
   } catch (const dnnl::error& e) {
     return FromDnnl(e, what, /*creating=*/false);
@@ -180,8 +252,10 @@ std::string TypesKey(ElementType lhs, ElementType rhs, ElementType out) {
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out) {
   RETURN_IF_ERROR(CheckTypes(lhs_type, rhs_type, out_type));
-  const std::string key = absl::StrCat("matmul:", TypesKey(lhs_type, rhs_type, out_type), ":",
-                                       shape.batch, "x", shape.m, "x", shape.k, "x", shape.n);
+  const int threads = ApplyHostThreads();
+  const std::string key =
+      absl::StrCat("matmul:", TypesKey(lhs_type, rhs_type, out_type), ":", shape.batch, "x",
+                   shape.m, "x", shape.k, "x", shape.n, ":threads=", threads);
   ASSIGN_OR_RETURN(
       std::shared_ptr<const CachedPrimitive> p,
       Cache().Get(key, [&]() -> absl::StatusOr<std::shared_ptr<const CachedPrimitive>> {
@@ -193,7 +267,8 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
           made->weights = made->user_weights;
           made->dst = memory::desc({shape.batch, shape.m, shape.n}, *DataType(out_type), tag::abc);
           dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(made->src, made->weights, made->dst),
-                                          Engine());
+                                          UserScratchpad(), Engine());
+          made->scratchpad = pd.scratchpad_desc();
           made->primitive = dnnl::matmul(pd);
           return made;
         } catch (const dnnl::error& e) {
@@ -214,8 +289,9 @@ absl::Status Convolution(const ConvolutionShape& shape, ElementType lhs_type, co
   for (size_t i = 0; i < spatial; ++i) {
     if (shape.lhs_dilation[i] != 1) return Unimplemented("oneDNN convolution: lhs dilation");
   }
-  const std::string key =
-      absl::StrCat("conv:", TypesKey(lhs_type, rhs_type, out_type), ":", shape.ToString());
+  const int threads = ApplyHostThreads();
+  const std::string key = absl::StrCat("conv:", TypesKey(lhs_type, rhs_type, out_type), ":",
+                                       shape.ToString(), ":threads=", threads);
   ASSIGN_OR_RETURN(
       std::shared_ptr<const CachedPrimitive> p,
       Cache().Get(key, [&]() -> absl::StatusOr<std::shared_ptr<const CachedPrimitive>> {
@@ -261,11 +337,14 @@ absl::Status Convolution(const ConvolutionShape& shape, ElementType lhs_type, co
           dnnl::convolution_forward::desc desc(
               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, made->src,
               any_weights, made->dst, strides, dilates, pad_l, pad_r);
-          dnnl::convolution_forward::primitive_desc pd(desc, Engine());
+          dnnl::convolution_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
           made->weights = pd.weights_desc();
+          made->scratchpad = pd.scratchpad_desc();
           if (made->weights != made->user_weights) {
-            made->weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-                Engine(), made->user_weights, Engine(), made->weights));
+            dnnl::reorder::primitive_desc reorder_pd(Engine(), made->user_weights, Engine(),
+                                                     made->weights, UserScratchpad());
+            made->reorder_scratchpad = reorder_pd.scratchpad_desc();
+            made->weights_reorder = dnnl::reorder(reorder_pd);
           }
           made->primitive = dnnl::convolution_forward(pd);
           return made;

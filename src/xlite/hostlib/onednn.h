@@ -2,8 +2,9 @@
 // onednn.cc includes dnnl.hpp (a heavy header). Internal to hostlib: callers
 // use matmul.h and convolution.h, which fall back to other backends when
 // these return Unimplemented (no oneDNN kernel for the types on this CPU).
-// Primitives are cached by shape and types, so a repeated call pays only for
-// the computation.
+// Primitives are cached by shape, types and team size, so a repeated call pays
+// only for the computation. Both may be called from any number of threads at
+// once: each call runs on its own thread's scratchpad.
 #ifndef XLITE_HOSTLIB_ONEDNN_H_
 #define XLITE_HOSTLIB_ONEDNN_H_
 

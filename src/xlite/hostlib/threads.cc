@@ -36,12 +36,15 @@ int HostThreads() {
   return n > 0 ? n : DefaultThreads();
 }
 
-void ApplyHostThreads() {
+int ApplyHostThreads() {
   thread_local int applied_generation = 0;
+  thread_local int applied_threads = DefaultThreads();
   const int current = generation.load();
-  if (applied_generation == current) return;
-  omp_set_num_threads(HostThreads());
+  if (applied_generation == current) return applied_threads;
+  applied_threads = HostThreads();
+  omp_set_num_threads(applied_threads);
   applied_generation = current;
+  return applied_threads;
 }
 
 }  // namespace xlite::hostlib

@@ -14,8 +14,9 @@ void SetHostThreads(int n);
 // The budget in force (the OpenMP default when none was set).
 int HostThreads();
 // Makes the calling thread's OpenMP team size the budget (cheap when it
-// already is); hostlib calls it before every oneDNN call.
-void ApplyHostThreads();
+// already is) and returns that size; hostlib calls it before every oneDNN
+// call (and keys its primitives by the size, which oneDNN plans them for).
+int ApplyHostThreads();
 
 }  // namespace xlite::hostlib
 

@@ -14,20 +14,21 @@ TEST(HostThreads, BudgetReachesEveryCallingThreadsOpenMpTeam) {
   EXPECT_GE(default_threads, 1);
   SetHostThreads(3);
   EXPECT_EQ(HostThreads(), 3);
-  ApplyHostThreads();
+  EXPECT_EQ(ApplyHostThreads(), 3);
   EXPECT_EQ(omp_get_max_threads(), 3);
   int other = 0;
   std::thread([&] {
-    ApplyHostThreads();
+    EXPECT_EQ(ApplyHostThreads(), 3);
     other = omp_get_max_threads();
   }).join();
   EXPECT_EQ(other, 3);
   SetHostThreads(1);
-  ApplyHostThreads();
+  EXPECT_EQ(ApplyHostThreads(), 1);
+  EXPECT_EQ(ApplyHostThreads(), 1);  // already applied
   EXPECT_EQ(omp_get_max_threads(), 1);
   SetHostThreads(0);  // back to OpenMP's default
   EXPECT_EQ(HostThreads(), default_threads);
-  ApplyHostThreads();
+  EXPECT_EQ(ApplyHostThreads(), default_threads);
   EXPECT_EQ(omp_get_max_threads(), default_threads);
 }
 
