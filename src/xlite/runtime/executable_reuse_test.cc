@@ -31,12 +31,12 @@ std::unique_ptr<Executable> CompileWith(const std::string& text, const DebugOpti
 constexpr char kTemps[] = R"(
 HloModule temps
 ENTRY e {
-  x = s32[256] parameter(0)
-  a = s32[256] multiply(x, x)
-  b = s32[256] add(a, x)
-  c = s32[256] multiply(b, b)
-  d = s32[256] subtract(c, a)
-  ROOT r = s32[256] add(d, b)
+  x = s32[16384] parameter(0)
+  a = s32[16384] multiply(x, x)
+  b = s32[16384] add(a, x)
+  c = s32[16384] multiply(b, b)
+  d = s32[16384] subtract(c, a)
+  ROOT r = s32[16384] add(d, b)
 })";
 
 // s32 arithmetic wraps (as XLA's); unsigned here to wrap without UB.
@@ -54,19 +54,19 @@ DebugOptions PassesOff(bool poison) {
 }
 
 std::unique_ptr<Buffer> S32Buffer(int32_t base) {
-  Literal l(Shape::Array(PrimitiveType::S32, {256}));
-  for (int i = 0; i < 256; ++i) l.SetInt(i, base + i);
+  Literal l(Shape::Array(PrimitiveType::S32, {16384}));
+  for (int i = 0; i < 16384; ++i) l.SetInt(i, base + i);
   return *Buffer::FromLiteral(l);
 }
 
 // Runs kTemps on base + i; true when every element is right.
 bool RunsRight(const Executable& e, int32_t base, bool literals) {
   if (literals) {
-    Literal x(Shape::Array(PrimitiveType::S32, {256}));
-    for (int i = 0; i < 256; ++i) x.SetInt(i, base + i);
+    Literal x(Shape::Array(PrimitiveType::S32, {16384}));
+    for (int i = 0; i < 16384; ++i) x.SetInt(i, base + i);
     absl::StatusOr<Literal> out = e.ExecuteLiterals({x});
     if (!out.ok()) return false;
-    for (int i = 0; i < 256; ++i) {
+    for (int i = 0; i < 16384; ++i) {
       if (out->GetInt(i) != Expected(base + i)) return false;
     }
     return true;
@@ -77,7 +77,7 @@ bool RunsRight(const Executable& e, int32_t base, bool literals) {
   if (!out.ok() || out->size() != 1) return false;
   absl::StatusOr<Literal> l = (*out)[0]->ToLiteral();
   if (!l.ok()) return false;
-  for (int i = 0; i < 256; ++i) {
+  for (int i = 0; i < 16384; ++i) {
     if (l->GetInt(i) != Expected(base + i)) return false;
   }
   return true;
@@ -87,7 +87,7 @@ TEST(ExecutableReuse, TheProgramWritesTemps) {
   auto e = CompileWith(kTemps, PassesOff(false));
   ASSERT_NE(e, nullptr);
   ASSERT_GE(e->assignment().temp_allocation(), 0);
-  EXPECT_GT(e->bytes_per_run(), 256 * 4 * 2);
+  EXPECT_GT(e->bytes_per_run(), 16384 * 4 * 2);
 }
 
 TEST(ExecutableReuse, OneCallAtATimeReusesOneArena) {
