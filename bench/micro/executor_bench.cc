@@ -7,6 +7,7 @@
 //   execute_empty_constant    Execute of `ROOT c = f32[] constant(1)`
 //   literals_empty_parameter  ExecuteLiterals of the first
 //   execute_tiny_elementwise  Execute of f32[16] x*x+x (one kernel)
+//   execute_eight_outputs     Execute of 8 f32[16] results (8 output buffers)
 //   literals_tiny_elementwise ExecuteLiterals of it
 //   dispatch_kernel_thunk     the slope between chains of 1 and 1025 scalar
 //                             kernels, per executor (ns per thunk)
@@ -19,6 +20,9 @@
 //                             every run did before the pool)
 //   fixed_arena_pool          ArenaPool acquire + release (when built)
 //   fixed_output_allocation   Buffer::AllocateUninitialized(f32[16]) + free
+//   fixed_output_memory       the memory alone: aligned operator new + delete
+//                             of 64 bytes (what one block for all outputs
+//                             would save per output)
 //   fixed_concurrent_executor constructing a ConcurrentThunkExecutor
 //   fixed_async_state         AsyncExecuteState(1 slot) + WaitAll
 //   fixed_denormals           ScopedFlushDenormals on and off
@@ -33,6 +37,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -144,6 +149,21 @@ ENTRY e {
   x = f32[16] parameter(0)
   y = f32[16] multiply(x, x)
   ROOT z = f32[16] add(y, x)
+})";
+
+constexpr char kEightOutputs[] = R"(HloModule eight_outputs
+ENTRY e {
+  x = f32[16] parameter(0)
+  a = f32[16] add(x, x)
+  b = f32[16] multiply(x, x)
+  c = f32[16] subtract(x, a)
+  d = f32[16] add(b, x)
+  e = f32[16] multiply(a, b)
+  f = f32[16] add(c, d)
+  g = f32[16] negate(x)
+  h = f32[16] abs(x)
+  ROOT t = (f32[16], f32[16], f32[16], f32[16], f32[16], f32[16], f32[16], f32[16])
+      tuple(a, b, c, d, e, f, g, h)
 })";
 
 Literal Filled(const xlite::Shape& shape, double v) {
@@ -270,6 +290,14 @@ void BM_OutputAllocation(benchmark::State& state) {
   });
 }
 
+void BM_OutputMemory(benchmark::State& state) {
+  Sample(state, "fixed_output_memory\txlite-cpu@1t", [&] {
+    void* p = ::operator new(64, std::align_val_t(64), std::nothrow);
+    benchmark::DoNotOptimize(p);
+    ::operator delete(p, std::align_val_t(64));
+  });
+}
+
 void BM_ConcurrentExecutorSetup(benchmark::State& state) {
   const Executable& exe = *g_programs.at("tiny_elementwise").exe;
   xlite::runtime::ExecutionGraphs graphs(exe.thunks());
@@ -342,6 +370,7 @@ int main(int argc, char** argv) {
   Prepare("empty_parameter", kEmptyParameter, scalar);
   Prepare("empty_constant", kEmptyConstant, scalar);
   Prepare("tiny_elementwise", kTiny, xlite::Shape::Array(xlite::PrimitiveType::F32, {16}));
+  Prepare("eight_outputs", kEightOutputs, xlite::Shape::Array(xlite::PrimitiveType::F32, {16}));
   for (int n : {1, 1025}) {
     Prepare(absl::StrCat("dispatch_kernel_", n), ChainModule(n), scalar, /*all_passes_off=*/true);
   }
@@ -360,7 +389,7 @@ int main(int argc, char** argv) {
             concurrent)
             ->UseManualTime()
             ->Iterations(large ? std::max(5, g_samples / 10) : g_samples);
-        if (!dispatch && name != "empty_constant") {
+        if (!dispatch && name != "empty_constant" && name != "eight_outputs") {
           benchmark::RegisterBenchmark(
               absl::StrCat("BM_ExecuteLiterals/", name, "/", Impl(concurrent)).c_str(),
               BM_ExecuteLiterals, name, concurrent)
@@ -376,6 +405,7 @@ int main(int argc, char** argv) {
     Register("BM_Fixed/arena_pool", BM_ArenaPool);
 #endif
     Register("BM_Fixed/output_allocation", BM_OutputAllocation);
+    Register("BM_Fixed/output_memory", BM_OutputMemory);
     Register("BM_Fixed/concurrent_executor", BM_ConcurrentExecutorSetup);
     Register("BM_Fixed/async_state", BM_AsyncState);
     Register("BM_Fixed/denormals", BM_Denormals);
