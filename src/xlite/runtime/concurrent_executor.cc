@@ -150,6 +150,13 @@ void ExecutionGraphs::Add(const cpu::ThunkSequence& sequence) {
   }
 }
 
+bool ExecutionGraphs::AllRunInOrder() const {
+  for (const auto& [sequence, graph] : built_) {
+    if (!graph->run_in_order()) return false;
+  }
+  return true;
+}
+
 const ExecutionGraph& ExecutionGraphs::For(const cpu::ThunkSequence& sequence) const {
   if (auto it = built_.find(&sequence); it != built_.end()) return *it->second;
   std::lock_guard<std::mutex> lock(mu_);

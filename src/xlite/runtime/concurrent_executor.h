@@ -68,6 +68,9 @@ class ExecutionGraphs {
  public:
   explicit ExecutionGraphs(const cpu::ThunkSequence& top);
   const ExecutionGraph& For(const cpu::ThunkSequence& sequence) const;
+  // Whether every graph built at construction runs in order (the concurrent
+  // executor would only add its lookups to the sequential one).
+  bool AllRunInOrder() const;
 
  private:
   void Add(const cpu::ThunkSequence& sequence);

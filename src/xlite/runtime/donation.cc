@@ -186,6 +186,9 @@ absl::StatusOr<DonationRules> DonationRules::Create(absl::Span<const Shape> para
     ArgumentLeaf& arg = rules.arguments_[argument->second];
     if (!arg.output_leaf.has_value()) arg.unused_donor = true;
   }
+  for (const ArgumentLeaf& leaf : rules.arguments_) {
+    if (leaf.output_leaf.has_value()) rules.has_aliases_ = true;
+  }
   return rules;
 }
 
@@ -212,7 +215,9 @@ absl::StatusOr<std::vector<ArgumentDecision>> DecideDonation(
     }
   }
   std::vector<ArgumentDecision> decisions(count);
-  // Each buffer's first use: (donated, argument); PjRt's donation clash test.
+  // Each buffer's first use: (donated, argument); PjRt's donation clash test,
+  // needed only where some argument may be donated.
+  const bool check_clashes = rules.has_aliases() && count > 1;
   absl::flat_hash_map<const Buffer*, std::pair<bool, int64_t>> first_use;
   for (int64_t i = 0; i < count; ++i) {
     const ArgumentLeaf& leaf = rules.arguments()[i];
@@ -224,8 +229,11 @@ absl::StatusOr<std::vector<ArgumentDecision>> DecideDonation(
       return absl::InvalidArgumentError(absl::StrCat(
           rules.ArgumentName(i), " has been deleted or donated (", leaf.shape.ToString(), ")"));
     }
-    if (std::string why = ShapeMismatch(leaf.shape, buffer->shape()); !why.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(rules.ArgumentName(i), ": ", why));
+    // The fast path: the one shape and layout the parameter takes (XLA's
+    // CPU client accepts no other), computed when the rules were made.
+    if (!(buffer->shape() == leaf.shape)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(rules.ArgumentName(i), ": ", ShapeMismatch(leaf.shape, buffer->shape())));
     }
     ArgumentDecision& decision = decisions[i];
     if (leaf.output_leaf.has_value()) {
@@ -241,6 +249,7 @@ absl::StatusOr<std::vector<ArgumentDecision>> DecideDonation(
         decision.role = ArgumentRole::kCopyProtected;
       }
     }
+    if (!check_clashes) continue;
     const bool donated = decision.role == ArgumentRole::kDonated;
     auto [it, first] = first_use.try_emplace(buffer, donated, i);
     if (!first && (donated || it->second.first)) {
@@ -269,12 +278,9 @@ absl::StatusOr<std::vector<ArgumentDecision>> DecideDonation(
 PreparedArguments::PreparedArguments(const DonationRules& rules,
                                      absl::Span<Buffer* const> arguments,
                                      std::vector<ArgumentDecision> decisions)
-    : rules_(rules),
-      arguments_(arguments.begin(), arguments.end()),
-      decisions_(std::move(decisions)),
-      usage_held_(arguments.size(), false),
-      donation_held_(arguments.size(), false),
-      copies_(arguments.size()) {}
+    : rules_(rules), decisions_(std::move(decisions)), held_(arguments.size()) {
+  for (size_t i = 0; i < arguments.size(); ++i) held_[i].buffer = arguments[i];
+}
 
 absl::StatusOr<std::unique_ptr<PreparedArguments>> PreparedArguments::Prepare(
     const DonationRules& rules, absl::Span<Buffer* const> arguments,
@@ -293,14 +299,14 @@ absl::StatusOr<std::unique_ptr<PreparedArguments>> PreparedArguments::Prepare(
     if (absl::Status s = arguments[i]->AcquireDonation(); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(rules.ArgumentName(i), ": ", s.message()));
     }
-    p.donation_held_[i] = true;
+    p.held_[i].donation = true;
   }
   for (int64_t i = 0; i < count; ++i) {
     if (p.decisions_[i].role == ArgumentRole::kDonated) continue;
     if (absl::Status s = arguments[i]->AcquireUsage(); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(rules.ArgumentName(i), ": ", s.message()));
     }
-    p.usage_held_[i] = true;
+    p.held_[i].usage = true;
     if (p.decisions_[i].role == ArgumentRole::kCopyProtected) {
       absl::StatusOr<std::unique_ptr<Buffer>> copy = arguments[i]->Copy();
       if (!copy.ok()) {
@@ -308,7 +314,7 @@ absl::StatusOr<std::unique_ptr<PreparedArguments>> PreparedArguments::Prepare(
                             absl::StrCat("copy protection of ", rules.ArgumentName(i), ": ",
                                          copy.status().message()));
       }
-      p.copies_[i] = *std::move(copy);
+      p.held_[i].copy = *std::move(copy);
     }
   }
   return prepared;
@@ -317,19 +323,19 @@ absl::StatusOr<std::unique_ptr<PreparedArguments>> PreparedArguments::Prepare(
 PreparedArguments::~PreparedArguments() { ReleaseHolds(); }
 
 void PreparedArguments::ReleaseHolds() {
-  for (size_t i = 0; i < arguments_.size(); ++i) {
-    if (usage_held_[i]) arguments_[i]->ReleaseUsage();
-    if (donation_held_[i]) arguments_[i]->CancelDonation();
-    usage_held_[i] = donation_held_[i] = false;
+  for (Held& h : held_) {
+    if (h.usage) h.buffer->ReleaseUsage();
+    if (h.donation) h.buffer->CancelDonation();
+    h.usage = h.donation = false;
   }
 }
 
 void* PreparedArguments::parameter_data(int64_t argument) const {
-  if (argument < 0 || argument >= static_cast<int64_t>(arguments_.size())) return nullptr;
-  if (copies_[argument] != nullptr) return copies_[argument]->data();
+  if (argument < 0 || argument >= static_cast<int64_t>(held_.size())) return nullptr;
+  const Held& h = held_[argument];
+  if (h.copy != nullptr) return h.copy->data();
   // A donated buffer looks deleted to others; its memory is still ours.
-  Buffer* buffer = arguments_[argument];
-  return donation_held_[argument] ? buffer->donated_data() : buffer->data();
+  return h.donation ? h.buffer->donated_data() : h.buffer->data();
 }
 
 bool PreparedArguments::output_is_aliased(int64_t output_leaf) const {
@@ -366,14 +372,14 @@ absl::StatusOr<std::vector<std::unique_ptr<Buffer>>> PreparedArguments::Finish(
           absl::StrCat("output ", ShapeIndexToString(leaves[j].index), " has no buffer"));
     }
   }
-  for (size_t i = 0; i < arguments_.size(); ++i) {
+  for (size_t i = 0; i < held_.size(); ++i) {
     const ArgumentDecision& decision = decisions_[i];
     if (decision.role == ArgumentRole::kDonated) {
       outputs[*decision.output_leaf] =
-          arguments_[i]->ConfirmDonation(leaves[*decision.output_leaf].shape);
-      donation_held_[i] = false;
+          held_[i].buffer->ConfirmDonation(leaves[*decision.output_leaf].shape);
+      held_[i].donation = false;
     } else if (decision.role == ArgumentRole::kCopyProtected) {
-      outputs[*decision.output_leaf] = std::move(copies_[i]);
+      outputs[*decision.output_leaf] = std::move(held_[i].copy);
     }
   }
   ReleaseHolds();
@@ -382,13 +388,13 @@ absl::StatusOr<std::vector<std::unique_ptr<Buffer>>> PreparedArguments::Finish(
 }
 
 void PreparedArguments::AbandonAfterFailedRun() {
-  for (size_t i = 0; i < arguments_.size(); ++i) {
-    if (!donation_held_[i]) continue;
+  for (Held& h : held_) {
+    if (!h.donation) continue;
     // The memory may hold partial results: it is the caller's no more.
-    arguments_[i]->ConfirmDonation(arguments_[i]->shape());
-    donation_held_[i] = false;
+    h.buffer->ConfirmDonation(h.buffer->shape());
+    h.donation = false;
   }
-  for (std::unique_ptr<Buffer>& copy : copies_) copy.reset();
+  for (Held& h : held_) h.copy.reset();
   ReleaseHolds();
   finished_ = true;
 }

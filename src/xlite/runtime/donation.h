@@ -101,8 +101,12 @@ class DonationRules {
   // the buffer assignment finds its buffer); nullopt when there is none.
   std::optional<int64_t> ArgumentIndex(int64_t parameter_number, const ShapeIndex& index) const;
   std::optional<int64_t> OutputLeafIndex(const ShapeIndex& index) const;
+  // Whether any argument may back an output: without one no call donates,
+  // and no buffer passed twice can clash.
+  bool has_aliases() const { return has_aliases_; }
 
  private:
+  bool has_aliases_ = false;
   std::vector<ArgumentLeaf> arguments_;
   std::vector<OutputLeaf> outputs_;
   absl::flat_hash_map<std::pair<int64_t, ShapeIndex>, int64_t> argument_of_;
@@ -170,12 +174,17 @@ class PreparedArguments {
                     std::vector<ArgumentDecision> decisions);
   void ReleaseHolds();
 
+  // One argument: its buffer, the hold taken on it, its protective copy.
+  struct Held {
+    Buffer* buffer = nullptr;
+    bool usage = false;
+    bool donation = false;
+    std::unique_ptr<Buffer> copy;  // copy-protected only
+  };
+
   const DonationRules& rules_;
-  std::vector<Buffer*> arguments_;
   std::vector<ArgumentDecision> decisions_;
-  std::vector<bool> usage_held_;
-  std::vector<bool> donation_held_;
-  std::vector<std::unique_ptr<Buffer>> copies_;  // per argument; copy-protected only
+  std::vector<Held> held_;  // per argument (one allocation per call)
   bool finished_ = false;
 };
 

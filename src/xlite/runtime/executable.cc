@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/analysis/shape_util.h"
 #include "xlite/codegen/denormals.h"
+#include "xlite/cpu/async_thunks.h"
 #include "xlite/cpu/collective_thunks.h"
 #include "xlite/cpu/host_transfer_thunks.h"
-#include "xlite/cpu/async_thunks.h"
 #include "xlite/cpu/physical_layout.h"
 #include "xlite/ir/computation.h"
 #include "xlite/support/status.h"
@@ -50,6 +50,17 @@ bool SameArrayShapes(const Shape& a, const Shape& b) {
   return a.element_type() == b.element_type() && a.dimensions() == b.dimensions();
 }
 
+// Whether any thunk, nested ones included, poisons dead slices.
+bool ContainsPoison(const cpu::ThunkSequence& sequence) {
+  for (const auto& t : sequence) {
+    if (t->kind() == cpu::Thunk::Kind::kPoison) return true;
+    for (const auto& [label, nested] : t->nested()) {
+      if (ContainsPoison(*nested)) return true;
+    }
+  }
+  return false;
+}
+
 Shape WithoutLayouts(Shape shape) {
   if (shape.IsTuple()) {
     for (Shape& s : shape.mutable_tuple_shapes()) s = WithoutLayouts(s);
@@ -86,6 +97,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
   e->thunks_ = std::move(thunks);
   e->options_ = executable_options;
   e->graphs_ = std::make_unique<ExecutionGraphs>(e->thunks_);
+  e->runs_in_order_ = e->graphs_->AllRunInOrder();
   e->async_slots_ = cpu::CountAsyncSlots(e->thunks_);
   const BufferAssignment& assignment = *e->plan_.assignment;
   const HloComputation* entry = e->module_->entry_computation();
@@ -121,6 +133,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
       }
     }
   }
+  e->arenas_ = std::make_unique<ArenaPool>(e->arena_bytes_, ContainsPoison(e->thunks_));
   // Constants, baked once.
   for (const cpu::ConstantSlice& c : constants) {
     const Literal* literal = c.instruction->attrs().literal
@@ -200,15 +213,15 @@ absl::StatusOr<std::vector<std::unique_ptr<Buffer>>> Executable::Execute(
     if (prepared->output_is_aliased(static_cast<int64_t>(j))) continue;
     ASSIGN_OR_RETURN(outputs[j], Buffer::AllocateUninitialized(output_slots_[j].shape));
   }
-  ASSIGN_OR_RETURN(Memory arena, Allocate(arena_bytes_, "one run of the executable"));
-  std::vector<uint8_t*> bases(arena_offset_.size(), nullptr);
+  ASSIGN_OR_RETURN(ArenaPool::Lease arena, arenas_->Acquire());
+  Bases bases(arena_offset_.size(), nullptr);
   for (size_t a = 0; a < bases.size(); ++a) {
     if (arena_offset_[a] < 0) {
       bases[a] = constant_memory_[a].get();
     } else if (argument_of_allocation_[a] >= 0) {
       bases[a] = static_cast<uint8_t*>(prepared->parameter_data(argument_of_allocation_[a]));
     } else {
-      bases[a] = arena.get() + arena_offset_[a];
+      bases[a] = arena.data() + arena_offset_[a];
     }
   }
   for (size_t j = 0; j < output_slots_.size(); ++j) {
@@ -234,22 +247,36 @@ absl::StatusOr<std::vector<std::unique_ptr<Buffer>>> Executable::Execute(
   return prepared->Finish(std::move(outputs));
 }
 
-absl::Status Executable::Run(std::vector<uint8_t*>& bases, const ExecuteOptions& options) const {
+absl::Status Executable::Run(absl::Span<uint8_t* const> bases,
+                             const ExecuteOptions& options) const {
   cpu::BufferAllocations buffers(bases);
-  cpu::SideStreams& streams =
-      options.side_streams != nullptr ? *options.side_streams : cpu::SideStreams::Default();
   const bool concurrent =
-      options.executor == ExecutorKind::kConcurrent ||
-      (options.executor == ExecutorKind::kDefault && options_.concurrent_executor);
+      !runs_in_order_ &&
+      (options.executor == ExecutorKind::kConcurrent ||
+       (options.executor == ExecutorKind::kDefault && options_.concurrent_executor));
   ThunkExecutor sequential(options.profile);
-  // Kernels split over the runner's threads: as many thunks at once.
-  const int threads = options.runner != nullptr ? options.runner->num_threads() : 1;
-  ConcurrentThunkExecutor parallel(*graphs_, streams, threads, options.profile);
+  // Only what this program and this call need is built: the concurrent
+  // executor when a graph can overlap, the async state when there are async
+  // slots, the host-transfer parameters when queues were given.
+  std::optional<ConcurrentThunkExecutor> parallel;
+  cpu::SideStreams* streams = nullptr;
+  auto side_streams = [&]() -> cpu::SideStreams& {
+    if (streams == nullptr) {
+      streams =
+          options.side_streams != nullptr ? options.side_streams : &cpu::SideStreams::Default();
+    }
+    return *streams;
+  };
+  if (concurrent) {
+    // Kernels split over the runner's threads: as many thunks at once.
+    const int threads = options.runner != nullptr ? options.runner->num_threads() : 1;
+    parallel.emplace(*graphs_, side_streams(), threads, options.profile);
+  }
   const cpu::SequenceExecutor& executor =
-      concurrent ? static_cast<const cpu::SequenceExecutor&>(parallel) : sequential;
+      parallel ? static_cast<const cpu::SequenceExecutor&>(*parallel) : sequential;
   if (options.profile != nullptr) options.profile->set_top_level(&thunks_);
   std::optional<cpu::AsyncExecuteState> async;
-  if (options.async && async_slots_ > 0) async.emplace(streams, async_slots_);
+  if (options.async && async_slots_ > 0) async.emplace(side_streams(), async_slots_);
   cpu::ExecuteParams params;
   params.buffers = &buffers;
   params.runner = options.runner;
@@ -292,10 +319,10 @@ absl::StatusOr<Literal> Executable::ExecuteLiterals(absl::Span<const Literal> ar
           " ('", entry->parameter_instruction(i)->name(), "') is ", want.ToString(false)));
     }
   }
-  ASSIGN_OR_RETURN(Memory arena, Allocate(arena_bytes_, "one run of the executable"));
-  std::vector<uint8_t*> bases(arena_offset_.size(), nullptr);
+  ASSIGN_OR_RETURN(ArenaPool::Lease arena, arenas_->Acquire());
+  Bases bases(arena_offset_.size(), nullptr);
   for (size_t a = 0; a < bases.size(); ++a) {
-    bases[a] = arena_offset_[a] >= 0 ? arena.get() + arena_offset_[a] : constant_memory_[a].get();
+    bases[a] = arena_offset_[a] >= 0 ? arena.data() + arena_offset_[a] : constant_memory_[a].get();
   }
   for (const ParameterSlot& p : parameter_slots_) {
     const Literal* leaf = LiteralAt(arguments[p.number], p.index);

@@ -2,7 +2,9 @@
 // its memory plan (BufferAssignment), the JIT with the compiled kernels, the
 // ThunkSequence and the constants (placed once, at creation). Execute may be
 // called from several threads at once: each call gets its own parameter,
-// output and temp memory; the thunks keep no per-call state.
+// output and temp memory (an arena from the executable's ArenaPool, reused
+// by later calls, never by two calls at once); the thunks keep no per-call
+// state.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Executable> e, Compile(std::move(module), options));
 //   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Buffer>> outputs,
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "xlite/buffers/plan_memory.h"
@@ -29,6 +32,7 @@
 #include "xlite/eval/host_transfers.h"
 #include "xlite/ir/literal.h"
 #include "xlite/ir/module.h"
+#include "xlite/runtime/arena_pool.h"
 #include "xlite/runtime/buffer.h"
 #include "xlite/runtime/concurrent_executor.h"
 #include "xlite/runtime/donation.h"
@@ -120,6 +124,11 @@ class Executable {
   const cpu::ThunkSequence& thunks() const { return thunks_; }
   // Bytes one Execute allocates (parameters, outputs and the temp heap).
   int64_t bytes_per_run() const { return arena_bytes_; }
+  // The runs' arenas (tests: how many were allocated, how many wait).
+  const ArenaPool& arenas() const { return *arenas_; }
+  // Whether every sequence's dependency graph runs in program order, so
+  // that ExecutorKind::kConcurrent runs the sequential executor directly.
+  bool runs_in_order() const { return runs_in_order_; }
 
  private:
   Executable() = default;
@@ -129,8 +138,10 @@ class Executable {
   using Memory = std::unique_ptr<uint8_t[], Aligned>;
   static absl::StatusOr<Memory> Allocate(int64_t bytes, absl::string_view what);
 
+  // One address per allocation; most modules have few.
+  using Bases = absl::InlinedVector<uint8_t*, 16>;
   // Runs the thunks on `bases` (one address per allocation).
-  absl::Status Run(std::vector<uint8_t*>& bases, const ExecuteOptions& options) const;
+  absl::Status Run(absl::Span<uint8_t* const> bases, const ExecuteOptions& options) const;
 
   std::unique_ptr<HloModule> module_;
   MemoryPlan plan_;
@@ -139,7 +150,11 @@ class Executable {
   ExecutableOptions options_;
   // The concurrent executor's dependency graphs, one per sequence.
   std::unique_ptr<ExecutionGraphs> graphs_;
+  bool runs_in_order_ = false;
   int64_t async_slots_ = 0;
+  // The runs' arenas of arena_bytes_ (poisoned when the thunks poison dead
+  // slices: --xlite_poison_dead_slices).
+  std::unique_ptr<ArenaPool> arenas_;
   // Per allocation: the constants' memory (constant allocations) or the
   // offset in a run's arena (the others; -1 for constants).
   std::vector<Memory> constant_memory_;
