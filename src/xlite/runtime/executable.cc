@@ -8,6 +8,7 @@
 #include "xlite/codegen/denormals.h"
 #include "xlite/cpu/async_thunks.h"
 #include "xlite/cpu/collective_thunks.h"
+#include "xlite/cpu/command_buffer_thunk.h"
 #include "xlite/cpu/host_transfer_thunks.h"
 #include "xlite/cpu/physical_layout.h"
 #include "xlite/ir/computation.h"
@@ -54,6 +55,12 @@ bool SameArrayShapes(const Shape& a, const Shape& b) {
 bool ContainsPoison(const cpu::ThunkSequence& sequence) {
   for (const auto& t : sequence) {
     if (t->kind() == cpu::Thunk::Kind::kPoison) return true;
+    // Recorded poison writes (command buffers keep no nested sequences).
+    if (t->kind() == cpu::Thunk::Kind::kCommandBuffer) {
+      for (const cpu::Command& c : static_cast<const cpu::CommandBufferThunk&>(*t).commands()) {
+        if (c.op == cpu::Command::Op::kPoison) return true;
+      }
+    }
     for (const auto& [label, nested] : t->nested()) {
       if (ContainsPoison(*nested)) return true;
     }

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "xlite/compiler.h"
+#include "xlite/cpu/command_buffer_thunk.h"
 #include "xlite/runtime/executable.h"
 #include "xlite/text/parser.h"
 
@@ -128,6 +129,12 @@ TEST(ExecutableReuse, FourThreadsAtOnceGetTheirOwnArenas) {
 bool ContainsPoisonThunk(const cpu::ThunkSequence& sequence) {
   for (const auto& t : sequence) {
     if (t->kind() == cpu::Thunk::Kind::kPoison) return true;
+    // Recorded poison writes (command buffers keep no nested sequences).
+    if (t->kind() == cpu::Thunk::Kind::kCommandBuffer) {
+      for (const cpu::Command& c : static_cast<const cpu::CommandBufferThunk&>(*t).commands()) {
+        if (c.op == cpu::Command::Op::kPoison) return true;
+      }
+    }
   }
   return false;
 }
