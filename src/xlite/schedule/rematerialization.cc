@@ -137,6 +137,12 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   WorkingSet best;
+  for (const HloBuffer& buffer : a.alias->buffers()) {
+    const LiveRange* r = a.RangeOf(buffer);
+    if (r != nullptr && r->end >= a.live->schedule_end_time()) {
+      best.resident_bytes += a.live->buffer_size(buffer);
+    }
+  }
   for (size_t k = 0; k < touched.size();) {
     const int32_t id = touched[k].first;
     int64_t bytes = 0;
@@ -408,13 +414,13 @@ int64_t RematerializationResult::total_bytes_accessed() const {
 std::string RematerializationResult::Summary() const {
   int moved = 0;
   for (const Recomputation& r : recomputed) moved += r.moved ? 1 : 0;
-  std::string out =
-      absl::StrCat("rematerialization: limit ", Bytes(limit_bytes), "; peak ", Bytes(peak_before),
-                   " -> ", Bytes(peak_after), met ? " (met)" : " (NOT met)", " in ", rounds,
-                   " round", rounds == 1 ? "" : "s", "; ", recomputed.size() - moved,
-                   " recomputed, ", moved, " moved; extra cost ", total_flops(), " FLOPs, ",
-                   Bytes(total_bytes_accessed()), " accessed; largest instruction working set ",
-                   Bytes(floor.bytes), " (", floor.instruction, ")\n");
+  std::string out = absl::StrCat(
+      "rematerialization: limit ", Bytes(limit_bytes), "; peak ", Bytes(peak_before), " -> ",
+      Bytes(peak_after), met ? " (met)" : " (NOT met)", " in ", rounds, " round",
+      rounds == 1 ? "" : "s", "; ", recomputed.size() - moved, " recomputed, ", moved,
+      " moved; extra cost ", total_flops(), " FLOPs, ", Bytes(total_bytes_accessed()),
+      " accessed; largest instruction working set ", Bytes(floor.bytes), " (", floor.instruction,
+      "); parameters and outputs ", Bytes(floor.resident_bytes), "\n");
   for (const Recomputation& r : recomputed) {
     absl::StrAppend(&out, "  %", r.instruction, " in %", r.computation,
                     r.moved ? ": moved to %" : ": recomputed as %", r.clone,
@@ -445,7 +451,8 @@ absl::StatusOr<RematerializationResult> Rematerialize(HloModule& module,
                      " values recomputed or moved); the largest "
                      "single instruction's working set (operands + outputs) is ",
                      Bytes(result.floor.bytes), " (", result.floor.instruction,
-                     "), a floor no schedule goes below"));
+                     ") and the entry's parameters and outputs, live when it ends, take ",
+                     Bytes(result.floor.resident_bytes), ": floors no schedule goes below"));
   }
   return result;
 }

@@ -57,6 +57,10 @@ struct RematerializationOptions {
 struct WorkingSet {
   int64_t bytes = 0;
   std::string instruction;  // "%name in %computation"
+  // Bytes live when the program ends, in any schedule: the entry's
+  // parameters (live throughout) and its outputs. Also a floor, often the
+  // higher one: rematerialization frees only temporaries.
+  int64_t resident_bytes = 0;
 };
 
 struct Recomputation {

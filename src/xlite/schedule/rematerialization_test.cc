@@ -79,6 +79,7 @@ TEST(Rematerialization, RecomputesAValueLiveAcrossTheBigTemporary) {
   EXPECT_EQ(r->peak_after, 44012);
   EXPECT_EQ(r->floor.bytes, 40008);
   EXPECT_EQ(r->floor.instruction, "%s in %e");
+  EXPECT_EQ(r->floor.resident_bytes, 4004);  // p and v
   ASSERT_EQ(r->recomputed.size(), 1u);
   const Recomputation& x = r->recomputed[0];
   EXPECT_EQ(x.instruction, "x");
@@ -134,6 +135,9 @@ TEST(Rematerialization, ALimitBelowTheFloorIsResourceExhausted) {
   EXPECT_TRUE(absl::StrContains(message, "48012 bytes before")) << message;
   EXPECT_TRUE(
       absl::StrContains(message, "working set (operands + outputs) is 40008 bytes (%s in %e)"))
+      << message;
+  EXPECT_TRUE(
+      absl::StrContains(message, "parameters and outputs, live when it ends, take 4004 bytes"))
       << message;
   // Without the error, the result says how far it got.
   auto m2 = Parse(kEarlyAndLate);
