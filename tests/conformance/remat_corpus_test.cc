@@ -121,9 +121,10 @@ bool HasWhile(const HloModule& m) {
 
 struct Counts {
   int modules = 0, refused = 0, below_floor = 0, eligible = 0, met = 0, not_met = 0;
-  // Eligible, but the limit is below the entry's parameters and outputs,
-  // which are live when the program ends in any schedule.
-  int below_resident = 0, not_met_above_resident = 0;
+  // Not met, with the limit below the pass's lower bound for any schedule
+  // (an instruction's working set with the entry parameters, live
+  // throughout; or the parameters and outputs at the end), or above it.
+  int below_bound = 0, not_met_above_bound = 0;
   int run_at_reached = 0;  // run with the peak the pass reached (0.7 not met)
   int run = 0, identical = 0, compile_not_met = 0, run_skipped = 0;
   int recomputed = 0, moved = 0;
@@ -212,14 +213,14 @@ void Check(const std::string& text, const std::string& name, bool run, bool loop
         absl::StrCat(name, ": said met but peak ", r.peak_after, " > limit ", limit));
   } else {
     ++counts.not_met;
-    const bool resident = limit < r.floor.resident_bytes;
-    (resident ? counts.below_resident : counts.not_met_above_resident)++;
+    const bool infeasible = limit < r.floor.bound_bytes;
+    (infeasible ? counts.below_bound : counts.not_met_above_bound)++;
     counts.not_met_list.push_back(absl::StrFormat(
         "%s: limit %d, peak %d -> %d (%.3f of the unlimited peak) at %s after %d "
-        "recomputations; working set %d, parameters and outputs %d%s",
+        "recomputations; working set %d, parameters and outputs %d, lower bound %d%s",
         name, limit, peak, r.peak_after, static_cast<double>(r.peak_after) / peak,
         r.peak_instruction, r.recomputed.size(), r.floor.bytes, r.floor.resident_bytes,
-        resident ? " (above the limit: no rematerialization can meet it)" : ""));
+        r.floor.bound_bytes, infeasible ? " (above the limit: no schedule can meet it)" : ""));
   }
   if (!run) return;
   if (loops_unbounded && HasWhile(**m)) {
@@ -295,8 +296,8 @@ void Print(const char* title, const Counts& c) {
               "moved", "run", "identical");
   std::printf("  %-9d %5d %8d %11d %10d %10d %16d\n", c.eligible, c.met, c.not_met, c.recomputed,
               c.moved, c.run, c.identical);
-  std::printf("  not met with the limit below the parameters and outputs: %d; above them: %d\n",
-              c.below_resident, c.not_met_above_resident);
+  std::printf("  not met with the limit below the lower bound (infeasible): %d; above it: %d\n",
+              c.below_bound, c.not_met_above_bound);
   std::printf("  peak reached / unlimited peak: median %.3f\n", Median(c.ratios));
   std::printf(
       "  run: compiled with 0.7 x the compiled peak and met %d, not met %d (of which "

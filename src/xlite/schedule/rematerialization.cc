@@ -137,24 +137,40 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   WorkingSet best;
+  // Entry parameters live from the start to the end (not donated ones) in
+  // every schedule; outputs from their definition to the end.
+  std::vector<bool> parameter(a.alias->buffer_count(), false);
+  int64_t parameter_bytes = 0;
+  const HloComputation* entry = a.alias->module().entry_computation();
   for (const HloBuffer& buffer : a.alias->buffers()) {
     const LiveRange* r = a.RangeOf(buffer);
-    if (r != nullptr && r->end >= a.live->schedule_end_time()) {
-      best.resident_bytes += a.live->buffer_size(buffer);
+    if (r == nullptr || r->end < a.live->schedule_end_time()) continue;
+    best.resident_bytes += a.live->buffer_size(buffer);
+    for (const HloValue* v : buffer.values()) {
+      const HloInstruction* d = v->defining_instruction();
+      if (d->opcode() == HloOpcode::kParameter && d->parent() == entry && r->start == 0) {
+        parameter[buffer.id()] = true;
+      }
     }
+    if (parameter[buffer.id()]) parameter_bytes += a.live->buffer_size(buffer);
   }
   for (size_t k = 0; k < touched.size();) {
     const int32_t id = touched[k].first;
-    int64_t bytes = 0;
+    int64_t bytes = 0, others = 0;
     for (; k < touched.size() && touched[k].first == id; ++k) {
-      bytes += a.live->buffer_size(a.alias->GetBuffer(touched[k].second));
+      const int64_t size = a.live->buffer_size(a.alias->GetBuffer(touched[k].second));
+      bytes += size;
+      if (!parameter[touched[k].second]) others += size;
     }
     const HloInstruction* instr = id < 0 ? nullptr : df.instruction(id);
-    if (instr != nullptr && a.live->instruction_time(instr) >= 0 && bytes > best.bytes) {
+    if (instr == nullptr || a.live->instruction_time(instr) < 0) continue;
+    if (bytes > best.bytes) {
       best.bytes = bytes;
       best.instruction = Where(*instr);
     }
+    best.bound_bytes = std::max(best.bound_bytes, others + parameter_bytes);
   }
+  best.bound_bytes = std::max(best.bound_bytes, best.resident_bytes);
   return best;
 }
 
@@ -414,13 +430,14 @@ int64_t RematerializationResult::total_bytes_accessed() const {
 std::string RematerializationResult::Summary() const {
   int moved = 0;
   for (const Recomputation& r : recomputed) moved += r.moved ? 1 : 0;
-  std::string out = absl::StrCat(
-      "rematerialization: limit ", Bytes(limit_bytes), "; peak ", Bytes(peak_before), " -> ",
-      Bytes(peak_after), met ? " (met)" : " (NOT met)", " in ", rounds, " round",
-      rounds == 1 ? "" : "s", "; ", recomputed.size() - moved, " recomputed, ", moved,
-      " moved; extra cost ", total_flops(), " FLOPs, ", Bytes(total_bytes_accessed()),
-      " accessed; largest instruction working set ", Bytes(floor.bytes), " (", floor.instruction,
-      "); parameters and outputs ", Bytes(floor.resident_bytes), "\n");
+  std::string out =
+      absl::StrCat("rematerialization: limit ", Bytes(limit_bytes), "; peak ", Bytes(peak_before),
+                   " -> ", Bytes(peak_after), met ? " (met)" : " (NOT met)", " in ", rounds,
+                   " round", rounds == 1 ? "" : "s", "; ", recomputed.size() - moved,
+                   " recomputed, ", moved, " moved; extra cost ", total_flops(), " FLOPs, ",
+                   Bytes(total_bytes_accessed()), " accessed; largest instruction working set ",
+                   Bytes(floor.bytes), " (", floor.instruction, "); parameters and outputs ",
+                   Bytes(floor.resident_bytes), "; lower bound ", Bytes(floor.bound_bytes), "\n");
   for (const Recomputation& r : recomputed) {
     absl::StrAppend(&out, "  %", r.instruction, " in %", r.computation,
                     r.moved ? ": moved to %" : ": recomputed as %", r.clone,
@@ -452,7 +469,10 @@ absl::StatusOr<RematerializationResult> Rematerialize(HloModule& module,
                      "single instruction's working set (operands + outputs) is ",
                      Bytes(result.floor.bytes), " (", result.floor.instruction,
                      ") and the entry's parameters and outputs, live when it ends, take ",
-                     Bytes(result.floor.resident_bytes), ": floors no schedule goes below"));
+                     Bytes(result.floor.resident_bytes),
+                     "; with the parameters, live throughout, "
+                     "no schedule goes below ",
+                     Bytes(result.floor.bound_bytes)));
   }
   return result;
 }

@@ -61,6 +61,10 @@ struct WorkingSet {
   // parameters (live throughout) and its outputs. Also a floor, often the
   // higher one: rematerialization frees only temporaries.
   int64_t resident_bytes = 0;
+  // The larger of resident_bytes and, over the instructions, a working set
+  // together with the entry parameters not donated (live throughout): a
+  // lower bound on the peak of any schedule, with or without recomputation.
+  int64_t bound_bytes = 0;
 };
 
 struct Recomputation {

@@ -80,6 +80,7 @@ TEST(Rematerialization, RecomputesAValueLiveAcrossTheBigTemporary) {
   EXPECT_EQ(r->floor.bytes, 40008);
   EXPECT_EQ(r->floor.instruction, "%s in %e");
   EXPECT_EQ(r->floor.resident_bytes, 4004);  // p and v
+  EXPECT_EQ(r->floor.bound_bytes, 40012);    // the reduce's working set and p
   ASSERT_EQ(r->recomputed.size(), 1u);
   const Recomputation& x = r->recomputed[0];
   EXPECT_EQ(x.instruction, "x");
@@ -139,6 +140,7 @@ TEST(Rematerialization, ALimitBelowTheFloorIsResourceExhausted) {
   EXPECT_TRUE(
       absl::StrContains(message, "parameters and outputs, live when it ends, take 4004 bytes"))
       << message;
+  EXPECT_TRUE(absl::StrContains(message, "no schedule goes below 40012 bytes")) << message;
   // Without the error, the result says how far it got.
   auto m2 = Parse(kEarlyAndLate);
   ASSERT_NE(m2, nullptr);
