@@ -100,6 +100,10 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<Hlo
 
   ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(*module, PlanOptionsFrom(debug)));
   const BufferAssignment& assignment = *plan.assignment;
+  if (plan.rematerialization.has_value()) {  // --xlite_memory_limit
+    RETURN_IF_ERROR(
+        dumper.DumpFile(".xlite-rematerialization.txt", plan.rematerialization->Summary()));
+  }
   RETURN_IF_ERROR(dumper.DumpFile(".cpu_after_optimizations.txt", PrintModule(*module)));
   RETURN_IF_ERROR(dumper.DumpFile(".cpu_after_optimizations-buffer-assignment.txt",
                                   BufferAssignmentToXlaString(assignment)));

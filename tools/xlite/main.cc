@@ -108,8 +108,11 @@ commands:
                                            .txt, -buffer-assignment.txt, -memory-usage-report.txt
                                            and xlite-memory-report.txt, xlite-memory-timeline.tsv/.svg
              --xlite_strict_donation       a donated parameter no output can use is an error
+             --xlite_memory_limit=BYTES    rematerialize until the schedule's peak is at most
+                                           BYTES (also for run and compile); the report lists
+                                           what was recomputed
              --split-input-file            .mlir: each `// -----` chunk is its own program
-             exit codes: 0 ok, 1 error, 3 unsupported op/feature
+             exit codes: 0 ok, 1 error, 3 unsupported op/feature, 4 memory limit not met
   help       show this text
 
 Input format is chosen by extension: .mlir (StableHLO text, pretty or generic op syntax),

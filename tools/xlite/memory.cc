@@ -39,7 +39,9 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-int ExitCode(const absl::Status& s) { return absl::IsUnimplemented(s) ? 3 : 1; }
+int ExitCode(const absl::Status& s) {
+  return absl::IsUnimplemented(s) ? 3 : absl::IsResourceExhausted(s) ? 4 : 1;
+}
 
 constexpr const char* kPrintChoices =
     "report, module, buffer-assignment, memory-usage, timeline-tsv, timeline-svg";

@@ -105,6 +105,7 @@ std::string MemoryReport(const MemoryPlan& plan, const ReportOptions& options) {
                     Ratio(plan.schedule.peak_bytes, program_order), "\n");
   }
   if (plan.flattened) out += "  (the call graph was flattened first)\n";
+  if (plan.rematerialization.has_value()) out += plan.rematerialization->Summary();
 
   // Allocations by kind: total bytes and the most live at once.
   const std::vector<TimelineStep> timeline = MemoryTimeline(a);

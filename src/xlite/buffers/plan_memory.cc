@@ -84,6 +84,7 @@ PlanOptions PlanOptionsFrom(const DebugOptions& debug) {
   PlanOptions options;
   options.verify = debug.verify_buffer_assignment;
   options.strict_donation = debug.strict_donation;
+  options.rematerialization.memory_limit_bytes = debug.memory_limit;
   return options;
 }
 
@@ -103,6 +104,13 @@ absl::StatusOr<MemoryPlan> PlanMemory(HloModule& module, const PlanOptions& opti
   RETURN_IF_ERROR(copy_insertion.Run(module).status());
   plan.copies = copy_insertion.inserted_copies();
   ASSIGN_OR_RETURN(plan.schedule, ScheduleModule(module, options.schedule));
+  if (options.rematerialization.memory_limit_bytes > 0) {
+    ASSIGN_OR_RETURN(plan.rematerialization, Rematerialize(module, options.rematerialization));
+    // The clones are in the module's order; the scheduler's sequences are
+    // stale (peak_bytes stays the scheduler's; the result has the new one).
+    ASSIGN_OR_RETURN(std::unique_ptr<CallGraph> graph, CallGraph::Build(module));
+    plan.schedule.schedule = HloSchedule::FromInstructionOrder(ScheduledComputations(*graph));
+  }
   ASSIGN_OR_RETURN(plan.assignment, AssignBuffers(module, options.assignment));
   if (options.verify) {
     ASSIGN_OR_RETURN(plan.check, CheckBufferAssignment(*plan.assignment));

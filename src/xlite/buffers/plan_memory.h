@@ -2,7 +2,8 @@
 // `xlite memory`:
 //   flatten-call-graph (when needed) -> buffer_donor pairing
 //   -> copy-insertion -> schedule (list / dfs / post-order, lowest peak)
-//   -> buffer assignment -> the independent checker (options.verify)
+//   -> rematerialization (when a memory limit is set) -> buffer assignment -> the independent
+//   checker (options.verify)
 // and a donation verdict for every entry parameter element. The module is
 // changed (copies, schedule, aliases from donors); the plan refers to it and
 // must not outlive it.
@@ -22,6 +23,7 @@
 #include "xlite/buffers/buffer_assignment_checker.h"
 #include "xlite/buffers/donor_pairing.h"
 #include "xlite/passes/copy_insertion.h"
+#include "xlite/schedule/rematerialization.h"
 #include "xlite/schedule/schedule_module.h"
 #include "xlite/support/flags.h"
 
@@ -33,6 +35,9 @@ struct PlanOptions {
   // A donated parameter no output can use is an error
   // (--xlite_strict_donation).
   bool strict_donation = false;
+  // --xlite_memory_limit: rematerialize until the schedule's peak is at most
+  // this many bytes (0: no limit); a limit not met is ResourceExhausted.
+  RematerializationOptions rematerialization;
   ScheduleOptions schedule;
   AssignmentOptions assignment;
 };
@@ -58,14 +63,15 @@ struct MemoryPlan {
   bool flattened = false;  // flatten-call-graph changed the module
   std::vector<DonorPairing> donor_pairs;
   std::vector<InsertedCopy> copies;
-  ScheduleResult schedule;
+  ScheduleResult schedule;  // order as planned; peak_bytes the scheduler's
+  std::optional<RematerializationResult> rematerialization;  // when a limit was set
   std::unique_ptr<BufferAssignment> assignment;
   std::optional<AssignmentCheck> check;  // when options.verify
   std::vector<DonationVerdict> donations;
 };
 
 // The options the debug flags ask for: --xlite_verify_buffer_assignment
-// (verify) and --xlite_strict_donation.
+// (verify), --xlite_strict_donation and --xlite_memory_limit.
 PlanOptions PlanOptionsFrom(const DebugOptions& debug);
 
 // Errors: what the passes, scheduler, assigner or checker report; with

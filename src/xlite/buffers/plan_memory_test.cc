@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "xlite/buffers/buffers_test_util.h"
+#include "xlite/buffers/memory_report.h"
 #include "xlite/builder/xla_builder.h"
 
 namespace xlite {
@@ -71,6 +72,62 @@ TEST(PlanMemory, OptionsFromTheDebugFlags) {
   EXPECT_TRUE(options.verify);
   EXPECT_TRUE(options.strict_donation);
   EXPECT_FALSE(PlanOptionsFrom(DebugOptions()).verify);
+}
+
+// x is read before and after a 40000-byte temporary (the kept schedule's
+// peak: 48012 bytes); --xlite_memory_limit recomputes it after the peak.
+constexpr char kEarlyAndLate[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[] parameter(0)
+  x = f32[1000] broadcast(p), dimensions={}
+  y = f32[1000] exponential(x)
+  big = f32[10000] broadcast(p), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add
+  sb = f32[1000] broadcast(s), dimensions={}
+  w = f32[1000] add(x, sb)
+  ROOT v = f32[1000] add(w, y)
+}
+)";
+
+TEST(PlanMemory, RematerializesUnderTheMemoryLimit) {
+  std::vector<std::string> args = {"--xlite_memory_limit=45000"};
+  absl::StatusOr<DebugOptions> debug = ReadDebugOptions(args);
+  ASSERT_TRUE(debug.ok()) << debug.status();
+  PlanOptions options = PlanOptionsFrom(*debug);
+  EXPECT_EQ(options.rematerialization.memory_limit_bytes, 45000);
+  Planned p = Plan(kEarlyAndLate, options);
+  ASSERT_TRUE(p.plan.ok()) << p.plan.status();
+  ASSERT_TRUE(p.plan->rematerialization.has_value());
+  EXPECT_EQ(p.plan->rematerialization->peak_before, 48012);
+  EXPECT_EQ(p.plan->rematerialization->peak_after, 44012);
+  ASSERT_EQ(p.plan->rematerialization->recomputed.size(), 1u);
+  EXPECT_EQ(p["w"]->operand(0), p["x.remat"]);
+  // The checker (on in Plan) recomputes the live bytes from the new order.
+  EXPECT_EQ(p.plan->check->lower_bound_bytes, 44012);
+  const std::string report = MemoryReport(*p.plan);
+  EXPECT_TRUE(absl::StrContains(report, "rematerialization: limit 45000 bytes; peak 48012 bytes "
+                                        "-> 44012 bytes (met)"))
+      << report;
+  EXPECT_TRUE(absl::StrContains(report, "%x in %e: recomputed as %x.remat")) << report;
+
+  Planned none = Plan(kEarlyAndLate);
+  ASSERT_TRUE(none.plan.ok()) << none.plan.status();
+  EXPECT_FALSE(none.plan->rematerialization.has_value());
+  EXPECT_EQ(none.plan->check->lower_bound_bytes, 48012);
+
+  options.rematerialization.memory_limit_bytes = 40000;
+  Planned low = Plan(kEarlyAndLate, options);
+  ASSERT_FALSE(low.plan.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(low.plan.status())) << low.plan.status();
 }
 
 TEST(PlanMemory, FlattensACallGraphFirst) {

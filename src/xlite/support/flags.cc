@@ -76,6 +76,13 @@ absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
                  : name == "xlite_cpu_concurrent_executor"  ? o.cpu_concurrent_executor
                                                             : o.cpu_enable_command_buffer;
     flag = *b;
+  } else if (name == "xlite_memory_limit") {
+    int64_t bytes = 0;
+    if (!absl::SimpleAtoi(value, &bytes) || bytes < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " must be a number of bytes >= 0 (0: no limit), got '", value, "'"));
+    }
+    o.memory_limit = bytes;
   } else if (name == "xlite_cpu_threads") {
     int n = 0;
     if (!absl::SimpleAtoi(value, &n) || n < 0) {

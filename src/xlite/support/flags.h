@@ -5,6 +5,7 @@
 #ifndef XLITE_SUPPORT_FLAGS_H_
 #define XLITE_SUPPORT_FLAGS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,12 @@ struct DebugOptions {
   bool dump_pass_diffs = false;                     // --xlite_dump_pass_diffs
   bool verify_buffer_assignment = false;            // --xlite_verify_buffer_assignment
   bool strict_donation = false;                     // --xlite_strict_donation
-  bool disable_all_hlo_passes = false;              // --xla_disable_all_hlo_passes
-  bool poison_dead_slices = false;  // --xlite_poison_dead_slices: poison temp slices once dead
-  bool profile = false;             // --xlite_profile: time per thunk
+  // --xlite_memory_limit=BYTES: rematerialize until the schedule's peak is at
+  // most this (schedule/rematerialization.h); 0: no limit.
+  int64_t memory_limit = 0;
+  bool disable_all_hlo_passes = false;  // --xla_disable_all_hlo_passes
+  bool poison_dead_slices = false;      // --xlite_poison_dead_slices: poison temp slices once dead
+  bool profile = false;                 // --xlite_profile: time per thunk
   int cpu_threads = 0;  // --xlite_cpu_threads=N: the CPU runtime's threads; 0 = cores usable
   // --xla_force_host_platform_device_count=N: the CPU client's devices.
   int host_platform_device_count = 1;

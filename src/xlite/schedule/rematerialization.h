@@ -1,0 +1,109 @@
+// Rematerialization under a memory limit (the role of XLA's
+// HloRematerialization): when a scheduled module's peak (HloLiveRange::
+// peak_bytes: every buffer live at once, parameters and outputs included)
+// exceeds the limit, values live across the peak that are cheap to compute
+// again are recomputed just before their later uses, so they need no memory
+// in between.
+//
+// Each round finds the time of the peak and, among the buffers live there,
+// the candidates: a value of one buffer (no aliasing), defined before the
+// peak by a deterministic, cheap instruction of the same computation
+// (elementwise ops, broadcast, iota, constant, reshape, transpose, slice,
+// pad, concatenate, reverse, convert, bitcast-convert, and kLoop fusions of
+// at most 16 such ops; never side-effecting ops, collectives, rng,
+// parameters, copies, calls or control flow), read only directly (a tuple
+// holding it only as the entry's output), with uses before the peak and
+// after it but none at it. Its operands must each be the only value of
+// their buffer (nothing writes them in place later). A candidate saves its
+// size at the peak, less the operands it would keep alive over the peak;
+// those saving most (ties: fewest FLOPs) are cloned, the clone placed just
+// before the first later use, the later uses rerouted to it, and the
+// original removed when nothing else reads it (the value is moved, not
+// recomputed). Rounds repeat until the peak is at most the limit, nothing
+// helps, or `max_rounds`.
+//
+// The module's instruction order is its schedule (is_scheduled=true) and
+// stays one; the call graph must be flattened (PlanMemory does both).
+// Recomputing is deterministic, so results do not change.
+//
+//   ASSIGN_OR_RETURN(RematerializationResult r,
+//                    Rematerialize(module, {.memory_limit_bytes = 1 << 30}));
+//   std::cout << r.Summary();
+#ifndef XLITE_SCHEDULE_REMATERIALIZATION_H_
+#define XLITE_SCHEDULE_REMATERIALIZATION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "xlite/ir/module.h"
+
+namespace xlite {
+
+struct RematerializationOptions {
+  int64_t memory_limit_bytes = 0;  // 0: no limit, nothing happens
+  // A limit not met is ResourceExhausted; otherwise the result says so.
+  bool error_if_not_met = true;
+  int max_rounds = 500;
+  // How often one original value may be recomputed (clones of its clones
+  // included): a bound that keeps rounds from trading the same bytes.
+  int max_clones_per_value = 8;
+};
+
+// The largest working set of one scheduled instruction: the buffers it reads
+// and those at its own positions (operands and outputs), all live while it
+// runs in any schedule, so no limit below it can be met.
+struct WorkingSet {
+  int64_t bytes = 0;
+  std::string instruction;  // "%name in %computation"
+  // Bytes live when the program ends, in any schedule: the entry's
+  // parameters (live throughout) and its outputs. Also a floor, often the
+  // higher one: rematerialization frees only temporaries.
+  int64_t resident_bytes = 0;
+  // The larger of resident_bytes and, over the instructions, a working set
+  // together with the entry parameters not donated (live throughout): a
+  // lower bound on the peak of any schedule, with or without recomputation.
+  int64_t bound_bytes = 0;
+};
+
+struct Recomputation {
+  std::string instruction;  // the original
+  std::string clone;        // the instruction that now computes it for later uses
+  std::string computation;
+  bool moved = false;          // the original had no earlier use and is gone
+  int64_t peak_time = 0;       // the peak it was chosen at
+  int64_t bytes_freed = 0;     // its size less the operand bytes kept over that peak
+  int64_t flops = 0;           // estimated FLOPs of computing it once more
+  int64_t bytes_accessed = 0;  // operands read + result written, once more
+};
+
+struct RematerializationResult {
+  int64_t limit_bytes = 0;
+  int64_t peak_before = 0;       // the schedule's peak when the pass began
+  int64_t peak_after = 0;        // and when it ended
+  std::string peak_instruction;  // where peak_after is reached
+  bool met = true;
+  int rounds = 0;
+  WorkingSet floor;
+  std::vector<Recomputation> recomputed;
+  int64_t total_flops() const;
+  int64_t total_bytes_accessed() const;
+  // One line of figures, then one line per recomputed value.
+  std::string Summary() const;
+};
+
+// The largest instruction working set under the module's instruction order
+// (a schedule). Errors: those of the alias analysis and HloLiveRange.
+absl::StatusOr<WorkingSet> LargestWorkingSet(const HloModule& module);
+
+// Errors: a module whose order is not a schedule or whose call graph is not
+// flattened (the analyses' errors); with error_if_not_met, ResourceExhausted
+// naming the limit, the peak reached, where, and the working-set floor. The
+// clones stay in the module on that error (it is still a valid schedule).
+absl::StatusOr<RematerializationResult> Rematerialize(HloModule& module,
+                                                      const RematerializationOptions& options);
+
+}  // namespace xlite
+
+#endif  // XLITE_SCHEDULE_REMATERIALIZATION_H_

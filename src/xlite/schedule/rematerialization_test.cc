@@ -1,0 +1,339 @@
+#include "xlite/schedule/rematerialization.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "xlite/analysis/analysis_test_util.h"
+#include "xlite/analysis/hlo_alias_analysis.h"
+#include "xlite/analysis/hlo_live_range.h"
+#include "xlite/eval/evaluator.h"
+#include "xlite/schedule/schedule_module.h"
+#include "xlite/support/flags.h"
+#include "xlite/support/status.h"
+#include "xlite/text/printer.h"
+#include "xlite/verify/verifier.h"
+
+namespace xlite {
+namespace {
+
+using analysis_test::Find;
+using analysis_test::Parse;
+
+// x (4000 bytes) is read early (y) and late (w); between them a 40000-byte
+// temporary is reduced. The peak, at the reduce, holds p 4 + x 4000 +
+// y 4000 + big 40000 + zero 4 + s 4 = 48012 bytes. Recomputing x (a
+// broadcast of the parameter, live anyway) before w frees 4000 of them:
+// 44012. y cannot go: its operand x would then be kept over the peak. The
+// reduce's working set (big, zero, s) is 40008 bytes.
+constexpr char kEarlyAndLate[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[] parameter(0)
+  x = f32[1000] broadcast(p), dimensions={}
+  y = f32[1000] exponential(x)
+  big = f32[10000] broadcast(p), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add
+  sb = f32[1000] broadcast(s), dimensions={}
+  w = f32[1000] add(x, sb)
+  ROOT v = f32[1000] add(w, y)
+}
+)";
+
+absl::StatusOr<int64_t> Peak(const HloModule& m) {
+  ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias, HloAliasAnalysis::Run(m));
+  ASSIGN_OR_RETURN(std::unique_ptr<CallGraph> graph, CallGraph::Build(m));
+  HloSchedule schedule = HloSchedule::FromInstructionOrder(ScheduledComputations(*graph));
+  ASSIGN_OR_RETURN(std::unique_ptr<HloLiveRange> live, HloLiveRange::Run(schedule, *alias));
+  return live->peak_bytes();
+}
+
+Literal Scalar(float v) {
+  Literal l(Shape::Scalar(PrimitiveType::F32));
+  l.SetDouble(0, v);
+  return l;
+}
+
+TEST(Rematerialization, RecomputesAValueLiveAcrossTheBigTemporary) {
+  auto m = Parse(kEarlyAndLate);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  args.push_back(Scalar(0.25f));
+  absl::StatusOr<Literal> before = Evaluate(*m, args);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(*Peak(*m), 48012);
+
+  absl::StatusOr<RematerializationResult> r = Rematerialize(*m, {.memory_limit_bytes = 44012});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->met);
+  EXPECT_EQ(r->peak_before, 48012);
+  EXPECT_EQ(r->peak_after, 44012);
+  EXPECT_EQ(r->floor.bytes, 40008);
+  EXPECT_EQ(r->floor.instruction, "%s in %e");
+  EXPECT_EQ(r->floor.resident_bytes, 4004);  // p and v
+  EXPECT_EQ(r->floor.bound_bytes, 40012);    // the reduce's working set and p
+  ASSERT_EQ(r->recomputed.size(), 1u);
+  const Recomputation& x = r->recomputed[0];
+  EXPECT_EQ(x.instruction, "x");
+  EXPECT_EQ(x.clone, "x.remat");
+  EXPECT_FALSE(x.moved);
+  EXPECT_EQ(x.bytes_freed, 4000);
+  EXPECT_EQ(x.flops, 0);              // a broadcast moves data only
+  EXPECT_EQ(x.bytes_accessed, 4004);  // p read, x written
+  EXPECT_EQ(*Peak(*m), 44012);
+  EXPECT_TRUE(m->config().is_scheduled);
+  ASSERT_TRUE(VerifyModule(*m).ok());
+  // The clone sits right before its one later user, which reads it.
+  HloInstruction* w = Find(*m, "w");
+  HloInstruction* clone = Find(*m, "x.remat");
+  ASSERT_NE(clone, nullptr);
+  EXPECT_EQ(w->operand(0), clone);
+  EXPECT_EQ(Find(*m, "y")->operand(0), Find(*m, "x"));
+  const auto& order = m->entry_computation()->instructions();
+  for (size_t i = 0; i + 1 < order.size(); ++i) {
+    if (order[i].get() == clone) EXPECT_EQ(order[i + 1].get(), w);
+  }
+  absl::StatusOr<Literal> after = Evaluate(*m, args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+  EXPECT_TRUE(absl::StrContains(r->Summary(), "%x in %e: recomputed as %x.remat")) << r->Summary();
+  EXPECT_TRUE(absl::StrContains(r->Summary(), "peak 48012 bytes -> 44012 bytes (met)"))
+      << r->Summary();
+}
+
+TEST(Rematerialization, NoLimitOrALimitAlreadyMetChangesNothing) {
+  for (int64_t limit : {int64_t{0}, int64_t{48012}, int64_t{1} << 40}) {
+    auto m = Parse(kEarlyAndLate);
+    ASSERT_NE(m, nullptr);
+    const std::string text = PrintModule(*m);
+    absl::StatusOr<RematerializationResult> r = Rematerialize(*m, {.memory_limit_bytes = limit});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->met);
+    EXPECT_TRUE(r->recomputed.empty());
+    EXPECT_EQ(PrintModule(*m), text);
+  }
+}
+
+TEST(Rematerialization, ALimitBelowTheFloorIsResourceExhausted) {
+  auto m = Parse(kEarlyAndLate);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<RematerializationResult> r = Rematerialize(*m, {.memory_limit_bytes = 40000});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
+  const std::string message(r.status().message());
+  EXPECT_TRUE(absl::StrContains(message, "the memory limit of 40000 bytes cannot be met"))
+      << message;
+  EXPECT_TRUE(absl::StrContains(message, "the schedule's peak is 44012 bytes")) << message;
+  EXPECT_TRUE(absl::StrContains(message, "48012 bytes before")) << message;
+  EXPECT_TRUE(
+      absl::StrContains(message, "working set (operands + outputs) is 40008 bytes (%s in %e)"))
+      << message;
+  EXPECT_TRUE(
+      absl::StrContains(message, "parameters and outputs, live when it ends, take 4004 bytes"))
+      << message;
+  EXPECT_TRUE(absl::StrContains(message, "no schedule goes below 40012 bytes")) << message;
+  // Without the error, the result says how far it got.
+  auto m2 = Parse(kEarlyAndLate);
+  ASSERT_NE(m2, nullptr);
+  r = Rematerialize(*m2, {.memory_limit_bytes = 44000, .error_if_not_met = false});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->met);
+  EXPECT_EQ(r->peak_after, 44012);
+  EXPECT_TRUE(absl::StrContains(r->Summary(), "(NOT met)")) << r->Summary();
+}
+
+TEST(Rematerialization, NegativeLimitIsInvalid) {
+  auto m = Parse(kEarlyAndLate);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(absl::IsInvalidArgument(Rematerialize(*m, {.memory_limit_bytes = -1}).status()));
+}
+
+// The same shape, x made by rng or a side-effecting custom call: x is never
+// cloned; y (exp of x, which stays live over the peak) is recomputed instead.
+TEST(Rematerialization, NeverClonesRngOrSideEffects) {
+  for (const char* x : {
+           "x = f32[1000] rng(p, p), distribution=rng_uniform",
+           "x = f32[1000] custom-call(p), custom_call_target=\"f\", "
+           "custom_call_has_side_effect=true",
+       }) {
+    std::string text = kEarlyAndLate;
+    const std::string old = "x = f32[1000] broadcast(p), dimensions={}";
+    text.replace(text.find(old), old.size(), x);
+    auto m = Parse(text);
+    ASSERT_NE(m, nullptr) << x;
+    absl::StatusOr<RematerializationResult> r =
+        Rematerialize(*m, {.memory_limit_bytes = 44012, .error_if_not_met = false});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->met) << x;
+    ASSERT_EQ(r->recomputed.size(), 1u) << r->Summary();
+    EXPECT_EQ(r->recomputed[0].instruction, "y") << x;
+    EXPECT_EQ(r->recomputed[0].flops, 1000) << x;
+    EXPECT_EQ(Find(*m, "w")->operand(0), Find(*m, "x")) << x;
+  }
+}
+
+// A value read only after the peak moves there; the original is removed.
+// A kLoop fusion of cheap ops is cloned with a fused computation of its own.
+constexpr char kLateOnlyFusion[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+fused {
+  fp = f32[] parameter(0)
+  fb = f32[1000] broadcast(fp), dimensions={}
+  ROOT fn = f32[1000] negate(fb)
+}
+
+fused.1 {
+  gp = f32[] parameter(0)
+  gb = f32[1000] broadcast(gp), dimensions={}
+  ROOT gn = f32[1000] negate(gb)
+}
+
+ENTRY e {
+  p = f32[] parameter(0)
+  x = f32[1000] fusion(p), kind=kLoop, calls=fused
+  x2 = f32[1000] fusion(p), kind=kLoop, calls=fused.1
+  y = f32[1000] exponential(x2)
+  big = f32[10000] broadcast(p), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add
+  sb = f32[1000] broadcast(s), dimensions={}
+  w = f32[1000] add(x, sb)
+  w2 = f32[1000] add(x2, w)
+  ROOT v = f32[1000] add(w2, y)
+}
+)";
+
+TEST(Rematerialization, MovesLateOnlyValuesAndClonesSmallFusions) {
+  auto m = Parse(kLateOnlyFusion);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  args.push_back(Scalar(1.5f));
+  absl::StatusOr<Literal> before = Evaluate(*m, args);
+  ASSERT_TRUE(before.ok()) << before.status();
+  // p 4, x 4000, x2 4000, y 4000, big 40000, zero 4, s 4.
+  ASSERT_EQ(*Peak(*m), 52012);
+  absl::StatusOr<RematerializationResult> r = Rematerialize(*m, {.memory_limit_bytes = 44012});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->peak_after, 44012);
+  ASSERT_EQ(r->recomputed.size(), 2u) << r->Summary();
+  for (const Recomputation& c : r->recomputed) {
+    EXPECT_EQ(c.bytes_freed, 4000);
+    EXPECT_EQ(c.flops, 1000);  // the negate
+    EXPECT_EQ(c.moved, c.instruction == "x") << c.instruction;
+  }
+  for (const auto& c : m->entry_computation()->instructions()) EXPECT_NE(c->name(), "x");
+  HloInstruction* xc = Find(*m, "x.remat");
+  HloInstruction* x2c = Find(*m, "x2.remat");
+  ASSERT_TRUE(xc != nullptr && x2c != nullptr);
+  EXPECT_EQ(xc->called_computations()[0]->fusion_instruction(), xc);
+  EXPECT_NE(x2c->called_computations()[0], Find(*m, "x2")->called_computations()[0]);
+  EXPECT_EQ(m->GetComputationWithName("fused"), nullptr);  // went with x
+  ASSERT_TRUE(VerifyModule(*m).ok()) << VerifyModule(*m);
+  absl::StatusOr<Literal> after = Evaluate(*m, args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+  EXPECT_TRUE(absl::StrContains(r->Summary(), "%x in %e: moved to %x.remat")) << r->Summary();
+}
+
+// A value inside a while body, live across the body's peak, is recomputed
+// there. x is not a candidate: its operand is loop state, a buffer of
+// several values (conservatively, one that may be written in place); y,
+// exp(x), is recomputed instead.
+TEST(Rematerialization, WorksInsideLoopBodies) {
+  constexpr char kLoop[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+body {
+  st = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(st), index=0
+  acc = f32[] get-tuple-element(st), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  x = f32[1000] broadcast(acc), dimensions={}
+  y = f32[1000] exponential(x)
+  big = f32[10000] broadcast(acc), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add
+  sb = f32[1000] broadcast(s), dimensions={}
+  w = f32[1000] add(x, sb)
+  v = f32[1000] add(w, y)
+  r = f32[] reduce(v, zero), dimensions={0}, to_apply=add
+  ROOT t = (s32[], f32[]) tuple(i1, r)
+}
+
+cond {
+  cs = (s32[], f32[]) parameter(0)
+  ci = s32[] get-tuple-element(cs), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}
+
+ENTRY e {
+  p = f32[] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[]) tuple(z, p)
+  loop = (s32[], f32[]) while(init), condition=cond, body=body
+  ROOT out = f32[] get-tuple-element(loop), index=1
+}
+)";
+  auto m = Parse(kLoop);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  args.push_back(Scalar(1e-4f));
+  absl::StatusOr<Literal> before = Evaluate(*m, args);
+  ASSERT_TRUE(before.ok()) << before.status();
+  absl::StatusOr<int64_t> peak = Peak(*m);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = *peak - 4000});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->recomputed.size(), 1u) << r->Summary();
+  EXPECT_EQ(r->recomputed[0].instruction, "y");
+  EXPECT_EQ(r->recomputed[0].computation, "body");
+  EXPECT_EQ(r->peak_after, *peak - 4000);
+  ASSERT_TRUE(VerifyModule(*m).ok());
+  absl::StatusOr<Literal> after = Evaluate(*m, args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+}
+
+TEST(Rematerialization, TheFlagTakesBytes) {
+  DebugOptions o;
+  ASSERT_TRUE(ApplyDebugFlag("--xlite_memory_limit=123456", o).ok());
+  EXPECT_EQ(o.memory_limit, 123456);
+  ASSERT_TRUE(ApplyDebugFlag("--xlite_memory_limit=0", o).ok());
+  EXPECT_EQ(o.memory_limit, 0);
+  for (const char* bad :
+       {"--xlite_memory_limit=-1", "--xlite_memory_limit=1G", "--xlite_memory_limit="}) {
+    absl::StatusOr<bool> s = ApplyDebugFlag(bad, o);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_TRUE(
+        absl::StrContains(s.status().message(), "--xlite_memory_limit must be a number of bytes"))
+        << s.status();
+  }
+}
+
+}  // namespace
+}  // namespace xlite
