@@ -417,18 +417,6 @@ class HloDataflowAnalysis::Builder {
     return absl::OkStatus();
   }
 
-  // True if `start`'s shape is an (operand(s), result(s), ...) tuple rather
-  // than the result alone.
-  static bool IsStartTuple(const HloInstruction& start) {
-    const Shape& shape = start.shape();
-    if (!shape.IsTuple() || shape.tuple_shapes_size() < 2 || start.operand_count() < 1) {
-      return false;
-    }
-    const Shape& in = shape.tuple_shapes(0);
-    if (start.operand_count() == 1) return in.EqualIgnoringLayout(start.operand(0)->shape());
-    return in.IsTuple() && in.tuple_shapes_size() == start.operand_count();
-  }
-
   static bool SameStructure(const Shape& a, const Shape& b) {
     if (a.IsTuple() != b.IsTuple()) return false;
     if (!a.IsTuple()) return true;
@@ -762,6 +750,16 @@ std::string HloDataflowAnalysis::ToString() const {
     }
   }
   return out;
+}
+
+bool IsStartTuple(const HloInstruction& start) {
+  const Shape& shape = start.shape();
+  if (!shape.IsTuple() || shape.tuple_shapes_size() < 2 || start.operand_count() < 1) {
+    return false;
+  }
+  const Shape& in = shape.tuple_shapes(0);
+  if (start.operand_count() == 1) return in.EqualIgnoringLayout(start.operand(0)->shape());
+  return in.IsTuple() && in.tuple_shapes_size() == start.operand_count();
 }
 
 }  // namespace xlite

@@ -145,6 +145,12 @@ class HloDataflowAnalysis {
   std::vector<InPlacePair> in_place_pairs_;
 };
 
+// Whether an all-gather-start / collective-permute-start's shape is an
+// (operand(s), result(s), ...) tuple rather than the result alone (the older
+// form); the analysis forwards the operands into {0} only then, and the CPU
+// emitter reads the results from {1} only then.
+bool IsStartTuple(const HloInstruction& start);
+
 }  // namespace xlite
 
 #endif  // XLITE_ANALYSIS_HLO_DATAFLOW_ANALYSIS_H_

@@ -7,7 +7,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "xlite/analysis/hlo_dataflow_analysis.h"
 #include "xlite/analysis/shape_util.h"
+#include "xlite/codegen/kernel.h"
 #include "xlite/collectives/reduction.h"
 #include "xlite/collectives/replica_groups.h"
 #include "xlite/cpu/collective_thunks.h"
@@ -19,42 +21,21 @@
 namespace xlite::cpu {
 namespace {
 
-// minor_to_major of an array shape (row-major without a layout).
-std::vector<int64_t> MinorToMajor(const Shape& shape) {
-  if (shape.has_layout() &&
-      static_cast<int64_t>(shape.layout().minor_to_major.size()) == shape.rank()) {
-    return shape.layout().minor_to_major;
-  }
-  std::vector<int64_t> out;
-  for (int64_t d = shape.rank() - 1; d >= 0; --d) out.push_back(d);
-  return out;
-}
-
 // The dimensions in memory order, major to minor, and where logical
 // dimension `dim` lands among them.
 std::vector<int64_t> PhysicalDims(const Shape& shape) {
-  const std::vector<int64_t> order = MinorToMajor(shape);
+  const std::vector<int64_t> order = codegen::MinorToMajor(shape);
   std::vector<int64_t> dims;
   for (auto it = order.rbegin(); it != order.rend(); ++it) dims.push_back(shape.dimensions(*it));
   return dims;
 }
 
 int64_t PhysicalPosition(const Shape& shape, int64_t dim) {
-  const std::vector<int64_t> order = MinorToMajor(shape);
+  const std::vector<int64_t> order = codegen::MinorToMajor(shape);
   for (size_t k = 0; k < order.size(); ++k) {
     if (order[order.size() - 1 - k] == dim) return static_cast<int64_t>(k);
   }
   return -1;
-}
-
-// The -start is an (operand(s), result(s), ...) tuple rather than the result
-// alone (the dataflow analysis's test).
-bool IsStartTuple(const HloInstruction& start) {
-  const Shape& shape = start.shape();
-  if (!shape.IsTuple() || shape.tuple_shapes_size() < 2 || start.operand_count() < 1) return false;
-  const Shape& in = shape.tuple_shapes(0);
-  if (start.operand_count() == 1) return in.EqualIgnoringLayout(start.operand(0)->shape());
-  return in.IsTuple() && in.tuple_shapes_size() == start.operand_count();
 }
 
 ShapeIndex Append(ShapeIndex index, int64_t i) {
@@ -238,7 +219,7 @@ absl::Status ThunkEmitter::EmitCollectiveWork(const HloInstruction& instr,
     }
     RETURN_IF_ERROR(CheckRunnableLayout(source, absl::StrCat("operand ", i)));
     RETURN_IF_ERROR(CheckRunnableLayout(destination, absl::StrCat("result ", i)));
-    if (MinorToMajor(source) != MinorToMajor(destination)) {
+    if (codegen::MinorToMajor(source) != codegen::MinorToMajor(destination)) {
       return Unsupported(instr, "an operand and its result in different layouts");
     }
     if (source.element_type() != destination.element_type()) {

@@ -8,18 +8,6 @@
 #include "xlite/support/status.h"
 
 namespace xlite::cpu {
-namespace {
-
-Shape WithoutLayouts(Shape shape) {
-  if (shape.IsTuple()) {
-    for (Shape& s : shape.mutable_tuple_shapes()) s = WithoutLayouts(s);
-  } else {
-    shape.clear_layout();
-  }
-  return shape;
-}
-
-}  // namespace
 
 absl::Status ThunkEmitter::EmitHostTransfer(const HloInstruction& instr, ThunkSequence& out) {
   const HloOpcode op = instr.opcode();

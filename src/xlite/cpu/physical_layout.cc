@@ -78,4 +78,13 @@ void PhysicalToLiteral(const void* src, const Shape& physical, Literal& literal)
   });
 }
 
+Shape WithoutLayouts(Shape shape) {
+  if (shape.IsTuple()) {
+    for (Shape& s : shape.mutable_tuple_shapes()) s = WithoutLayouts(s);
+  } else {
+    shape.clear_layout();
+  }
+  return shape;
+}
+
 }  // namespace xlite::cpu

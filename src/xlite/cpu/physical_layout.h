@@ -12,6 +12,9 @@ namespace xlite::cpu {
 
 // Unimplemented for layouts the CPU backend does not run (tiles, packed
 // sub-byte elements, dynamic dimensions), naming `what`.
+// `shape` with every layout removed (tuples element by element).
+Shape WithoutLayouts(Shape shape);
+
 absl::Status CheckRunnableLayout(const Shape& shape, absl::string_view what);
 
 // Writes array `literal` into `dest` laid out as `physical` (same

@@ -8,7 +8,6 @@
 #include "xlite/codegen/denormals.h"
 #include "xlite/cpu/async_thunks.h"
 #include "xlite/cpu/collective_thunks.h"
-#include "xlite/cpu/command_buffer_thunk.h"
 #include "xlite/cpu/host_transfer_thunks.h"
 #include "xlite/cpu/physical_layout.h"
 #include "xlite/ir/computation.h"
@@ -55,26 +54,11 @@ bool SameArrayShapes(const Shape& a, const Shape& b) {
 bool ContainsPoison(const cpu::ThunkSequence& sequence) {
   for (const auto& t : sequence) {
     if (t->kind() == cpu::Thunk::Kind::kPoison) return true;
-    // Recorded poison writes (command buffers keep no nested sequences).
-    if (t->kind() == cpu::Thunk::Kind::kCommandBuffer) {
-      for (const cpu::Command& c : static_cast<const cpu::CommandBufferThunk&>(*t).commands()) {
-        if (c.op == cpu::Command::Op::kPoison) return true;
-      }
-    }
     for (const auto& [label, nested] : t->nested()) {
       if (ContainsPoison(*nested)) return true;
     }
   }
   return false;
-}
-
-Shape WithoutLayouts(Shape shape) {
-  if (shape.IsTuple()) {
-    for (Shape& s : shape.mutable_tuple_shapes()) s = WithoutLayouts(s);
-  } else {
-    shape.clear_layout();
-  }
-  return shape;
 }
 
 }  // namespace
@@ -340,10 +324,10 @@ absl::StatusOr<Literal> Executable::ExecuteLiterals(absl::Span<const Literal> ar
   // Literals are in logical order: the result's shape carries no layout. Its
   // dynamic dimensions (kept in the entry_computation_layout) come back
   // padded to their bounds.
-  Shape result_shape = WithoutLayouts(entry->root_instruction()->shape());
+  Shape result_shape = cpu::WithoutLayouts(entry->root_instruction()->shape());
   if (const auto& layout = module_->config().entry_computation_layout;
       layout && SameArrayShapes(layout->result, result_shape)) {
-    result_shape = WithoutLayouts(layout->result);
+    result_shape = cpu::WithoutLayouts(layout->result);
   }
   Literal result(result_shape);
   cpu::BufferAllocations buffers(bases);
