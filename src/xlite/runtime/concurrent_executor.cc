@@ -146,6 +146,8 @@ ExecutionGraphs::ExecutionGraphs(const cpu::ThunkSequence& top) { Add(top); }
 void ExecutionGraphs::Add(const cpu::ThunkSequence& sequence) {
   built_[&sequence] = std::make_unique<ExecutionGraph>(ExecutionGraph::Build(sequence));
   for (const auto& t : sequence) {
+    // A command buffer replays its recorded thunks itself; no executor runs them.
+    if (t->kind() == cpu::Thunk::Kind::kCommandBuffer) continue;
     for (const auto& [label, nested] : t->nested()) Add(*nested);
   }
 }

@@ -9,7 +9,6 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "xlite/compiler.h"
-#include "xlite/cpu/command_buffer_thunk.h"
 #include "xlite/runtime/executable.h"
 #include "xlite/text/parser.h"
 
@@ -129,11 +128,8 @@ TEST(ExecutableReuse, FourThreadsAtOnceGetTheirOwnArenas) {
 bool ContainsPoisonThunk(const cpu::ThunkSequence& sequence) {
   for (const auto& t : sequence) {
     if (t->kind() == cpu::Thunk::Kind::kPoison) return true;
-    // Recorded poison writes (command buffers keep no nested sequences).
-    if (t->kind() == cpu::Thunk::Kind::kCommandBuffer) {
-      for (const cpu::Command& c : static_cast<const cpu::CommandBufferThunk&>(*t).commands()) {
-        if (c.op == cpu::Command::Op::kPoison) return true;
-      }
+    for (const auto& [label, nested] : t->nested()) {
+      if (ContainsPoisonThunk(*nested)) return true;  // command buffers, loops
     }
   }
   return false;
@@ -202,10 +198,13 @@ ENTRY e {
 }
 
 TEST(ExecutableReuse, ProgramsThatRunInOrderSkipTheConcurrentExecutor) {
-  // A chain runs in order; independent 128 KiB kernels may overlap.
+  // A chain runs in order; independent 128 KiB kernels may overlap (unless
+  // a command buffer records them: then they replay in order).
   auto chain = CompileWith(kTemps, PassesOff(false));
   ASSERT_NE(chain, nullptr);
   EXPECT_TRUE(chain->runs_in_order());
+  DebugOptions without_command_buffers = PassesOff(false);
+  without_command_buffers.cpu_enable_command_buffer = false;
   auto wide = CompileWith(R"(
 HloModule m
 ENTRY e {
@@ -214,7 +213,7 @@ ENTRY e {
   b = f32[32768] multiply(x, x)
   ROOT t = (f32[32768], f32[32768]) tuple(a, b)
 })",
-                          PassesOff(false));
+                          without_command_buffers);
   ASSERT_NE(wide, nullptr);
   EXPECT_FALSE(wide->runs_in_order());
 }
