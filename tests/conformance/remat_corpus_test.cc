@@ -361,7 +361,8 @@ TEST(RematCorpus, JaxPrograms) {
     Check(ReadFile(p / "before_optimizations.txt"), p.filename().string(), true, false, counts);
   }
   Print("JAX programs (HLO form)", counts);
-  EXPECT_EQ(counts.modules, static_cast<int>(programs.size()));
+  EXPECT_GT(counts.eligible, 0);
+  EXPECT_GT(counts.run, 0);
   EXPECT_EQ(counts.run, counts.identical);
   EXPECT_TRUE(counts.failures.empty()) << counts.failures.size() << " failures, listed above";
 }

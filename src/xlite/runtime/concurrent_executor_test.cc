@@ -301,6 +301,7 @@ TEST(ConcurrentCorpus, ResultsAreBitwiseThoseOfTheSequentialExecutor) {
   std::cout << "bitwise-identical under both executors: " << compared << " programs ("
             << with_overlap << " whose top-level thunks may overlap)\n";
   EXPECT_GE(compared, 8);
+  EXPECT_GT(with_overlap, 0) << "no program ran under the concurrent executor";
 }
 
 }  // namespace
