@@ -74,6 +74,49 @@ inline double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// `p` added to itself n times in a chain of scalar adds (one small kernel
+// each: dispatch cost).
+inline std::string ScalarAddChainModule(int n, const std::string& name) {
+  std::string body = absl::StrCat("HloModule ", name, "\nENTRY e {\n  p = f32[] parameter(0)\n");
+  std::string prev = "p";
+  for (int i = 1; i <= n; ++i) {
+    const std::string next = absl::StrCat("a", i);
+    absl::StrAppend(&body, i == n ? "  ROOT " : "  ", next, " = f32[] add(", prev, ", p)\n");
+    prev = next;
+  }
+  return body + "}\n";
+}
+
+// A while loop of n iterations whose body is two scalar adds.
+inline std::string WhileLoopModule(int n, const std::string& name = "loop") {
+  return absl::StrCat("HloModule ", name, R"(
+cond {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant()",
+                      n, R"()
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  h = f32[] constant(0.5)
+  x1 = f32[] add(x, h)
+  ROOT t = (s32[], f32[]) tuple(i1, x1)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[]) tuple(z, x)
+  w = (s32[], f32[]) while(t), condition=cond, body=body
+  ROOT r = f32[] get-tuple-element(w), index=1
+}
+)");
+}
+
 // A chain of about `instructions` instructions in blocks of 8 (dot,
 // exponential, negate, add, reduce, broadcast, multiply, slice); each block's
 // slice stays live to the end, so the schedulers have choices to make.

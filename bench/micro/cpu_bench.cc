@@ -233,17 +233,6 @@ absl::StatusOr<int64_t> ExecutedThunks(const Executable& exe, Arguments& args) {
 
 // --- Dispatch cost ----------------------------------------------------------
 
-std::string KernelChainModule(int n) {
-  std::string body = "HloModule dispatch_kernels\nENTRY e {\n  p = f32[] parameter(0)\n";
-  std::string prev = "p";
-  for (int i = 1; i <= n; ++i) {
-    const std::string name = absl::StrCat("a", i);
-    absl::StrAppend(&body, i == n ? "  ROOT " : "  ", name, " = f32[] add(", prev, ", p)\n");
-    prev = name;
-  }
-  return body + "}\n";
-}
-
 // N independent adds of `shape` (f32[]: small thunks, which the concurrent
 // executor runs in order; f32[32768]: 128 KiB each, which it runs
 // concurrently).
@@ -258,35 +247,6 @@ std::string IndependentKernelsModule(int n, const std::string& shape) {
     absl::StrAppend(&operands, i > 1 ? ", " : "", "a", i);
   }
   return absl::StrCat(body, root, ") tuple(", operands, ")\n}\n");
-}
-
-std::string WhileModule(int n) {
-  return absl::StrCat(R"(HloModule dispatch_while
-cond {
-  s = (s32[], f32[]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant()",
-                      n, R"()
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  h = f32[] constant(0.5)
-  x1 = f32[] add(x, h)
-  ROOT t = (s32[], f32[]) tuple(i1, x1)
-}
-ENTRY e {
-  x = f32[] parameter(0)
-  z = s32[] constant(0)
-  t = (s32[], f32[]) tuple(z, x)
-  w = (s32[], f32[]) while(t), condition=cond, body=body
-  ROOT r = f32[] get-tuple-element(w), index=1
-}
-)");
 }
 
 struct DispatchCase {
@@ -308,10 +268,11 @@ std::string BaseFamily(const std::string& family) {
 absl::Status PrepareDispatch(const std::string& family, int n) {
   const std::string base = BaseFamily(family);
   const bool command_buffers = base != family;
-  const std::string text = base == "kernels"       ? KernelChainModule(n)
+  const std::string text = base == "kernels"
+                               ? xlite::bench::ScalarAddChainModule(n, "dispatch_kernels")
                            : base == "independent" ? IndependentKernelsModule(n, "f32[]")
                            : base == "wide"        ? IndependentKernelsModule(n, "f32[32768]")
-                                                   : WhileModule(n);
+                                            : xlite::bench::WhileLoopModule(n, "dispatch_while");
   absl::StatusOr<std::unique_ptr<xlite::HloModule>> module = xlite::ParseHloModule(text);
   if (!module.ok()) return module.status();
   xlite::CompileOptions options;

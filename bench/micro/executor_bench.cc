@@ -49,6 +49,7 @@
 #include "xlite/compiler.h"
 #include "xlite/cpu/async_thunks.h"
 #include "xlite/cpu/side_streams.h"
+#include "xlite/runtime/arena_pool.h"
 #include "xlite/runtime/buffer.h"
 #include "xlite/runtime/client.h"
 #include "xlite/runtime/concurrent_executor.h"
@@ -57,10 +58,6 @@
 #include "xlite/runtime/task_runner.h"
 #include "xlite/runtime/thunk_executor.h"
 #include "xlite/text/parser.h"
-#if __has_include("xlite/runtime/arena_pool.h")
-#include "xlite/runtime/arena_pool.h"
-#define XLITE_BENCH_HAS_ARENA_POOL 1
-#endif
 
 namespace {
 
@@ -91,46 +88,6 @@ std::unique_ptr<Executable> CompileOrDie(const std::string& text, bool all_passe
     std::exit(1);
   }
   return std::move(*exe);
-}
-
-std::string ChainModule(int n) {
-  std::string body = "HloModule chain\nENTRY e {\n  p = f32[] parameter(0)\n";
-  std::string prev = "p";
-  for (int i = 1; i <= n; ++i) {
-    const std::string name = absl::StrCat("a", i);
-    absl::StrAppend(&body, i == n ? "  ROOT " : "  ", name, " = f32[] add(", prev, ", p)\n");
-    prev = name;
-  }
-  return body + "}\n";
-}
-
-std::string WhileModule(int n) {
-  return absl::StrCat(R"(HloModule loop
-cond {
-  s = (s32[], f32[]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant()",
-                      n, R"()
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  h = f32[] constant(0.5)
-  x1 = f32[] add(x, h)
-  ROOT t = (s32[], f32[]) tuple(i1, x1)
-}
-ENTRY e {
-  x = f32[] parameter(0)
-  z = s32[] constant(0)
-  t = (s32[], f32[]) tuple(z, x)
-  w = (s32[], f32[]) while(t), condition=cond, body=body
-  ROOT r = f32[] get-tuple-element(w), index=1
-}
-)");
 }
 
 constexpr char kEmptyParameter[] = R"(HloModule empty_parameter
@@ -272,7 +229,6 @@ void BM_ArenaMalloc(benchmark::State& state) {
   });
 }
 
-#ifdef XLITE_BENCH_HAS_ARENA_POOL
 void BM_ArenaPool(benchmark::State& state) {
   xlite::runtime::ArenaPool pool(g_programs.at("tiny_elementwise").exe->bytes_per_run());
   Sample(state, "fixed_arena_pool\txlite-cpu@1t", [&] {
@@ -280,7 +236,6 @@ void BM_ArenaPool(benchmark::State& state) {
     benchmark::DoNotOptimize(lease);
   });
 }
-#endif
 
 void BM_OutputAllocation(benchmark::State& state) {
   const xlite::Shape shape = xlite::Shape::Array(xlite::PrimitiveType::F32, {16});
@@ -372,9 +327,11 @@ int main(int argc, char** argv) {
   Prepare("tiny_elementwise", kTiny, xlite::Shape::Array(xlite::PrimitiveType::F32, {16}));
   Prepare("eight_outputs", kEightOutputs, xlite::Shape::Array(xlite::PrimitiveType::F32, {16}));
   for (int n : {1, 1025}) {
-    Prepare(absl::StrCat("dispatch_kernel_", n), ChainModule(n), scalar, /*all_passes_off=*/true);
+    Prepare(absl::StrCat("dispatch_kernel_", n), xlite::bench::ScalarAddChainModule(n, "chain"),
+            scalar, /*all_passes_off=*/true);
   }
-  for (int n : {1, 4097}) Prepare(absl::StrCat("dispatch_while_", n), WhileModule(n), scalar);
+  for (int n : {1, 4097})
+    Prepare(absl::StrCat("dispatch_while_", n), xlite::bench::WhileLoopModule(n), scalar);
 
   // Small programs and the pieces first, the dispatch chains last: after
   // the large ones the allocator's state slows every later small call.
@@ -401,9 +358,7 @@ int main(int argc, char** argv) {
     if (dispatch) continue;
     Register("BM_Fixed/argument_checks", BM_ArgumentChecks);
     Register("BM_Fixed/arena_malloc", BM_ArenaMalloc);
-#ifdef XLITE_BENCH_HAS_ARENA_POOL
     Register("BM_Fixed/arena_pool", BM_ArenaPool);
-#endif
     Register("BM_Fixed/output_allocation", BM_OutputAllocation);
     Register("BM_Fixed/output_memory", BM_OutputMemory);
     Register("BM_Fixed/concurrent_executor", BM_ConcurrentExecutorSetup);
