@@ -18,10 +18,14 @@
 //   largest N: (t_large - t_small) / (thunks run_large - thunks run_small),
 //   thunks counted by a ThunkProfile. These run with command buffers off
 //   (--xlite_cpu_enable_command_buffer=false): they measure thunk dispatch.
+//   Whole-loop kernels are off for all of these.
 // BM_Dispatch/cb_kernels/..., BM_Dispatch/cb_while/...: the same modules
 //   with command buffers on (the whole chain, or the whole loop, is one
 //   CommandBufferThunk); the slope per replayed command counts one command
 //   per thunk the unconverted module runs.
+// BM_Dispatch/lk_while/...: the while module with whole-loop kernels on
+//   (cpu/loop_kernels.h: the loop is one kernel); the slope counts one per
+//   thunk the unconverted loop runs.
 // BM_NoopDispatch/{thunks,command_buffer}: dispatch alone (see there).
 // BM_Compile/<program>: Compile() of one corpus program (parsing excluded).
 // BM_Run/<program>/<impl>: one run of it on the same arguments: compiled
@@ -260,14 +264,16 @@ struct DispatchCase {
 std::map<std::pair<std::string, int>, DispatchCase> g_dispatch;
 
 // "cb_kernels", "cb_while": the module of "kernels" / "while" with command
-// buffers on (the others run with them off: they measure thunk dispatch).
+// buffers on; "lk_while": with whole-loop kernels on (the others run with
+// both off: they measure thunk dispatch).
 std::string BaseFamily(const std::string& family) {
-  return family.rfind("cb_", 0) == 0 ? family.substr(3) : family;
+  return family.rfind("cb_", 0) == 0 || family.rfind("lk_", 0) == 0 ? family.substr(3) : family;
 }
 
 absl::Status PrepareDispatch(const std::string& family, int n) {
   const std::string base = BaseFamily(family);
-  const bool command_buffers = base != family;
+  const bool converted = base != family;
+  const bool command_buffers = family.rfind("cb_", 0) == 0;
   const std::string text = base == "kernels"
                                ? xlite::bench::ScalarAddChainModule(n, "dispatch_kernels")
                            : base == "independent" ? IndependentKernelsModule(n, "f32[]")
@@ -278,6 +284,7 @@ absl::Status PrepareDispatch(const std::string& family, int n) {
   xlite::CompileOptions options;
   options.debug.disable_all_hlo_passes = true;  // keep one kernel per add
   options.debug.cpu_enable_command_buffer = command_buffers;
+  options.debug.cpu_enable_loop_kernels = family.rfind("lk_", 0) == 0;
   absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module), options);
   if (!exe.ok()) return exe.status();
   std::vector<Literal> args;
@@ -291,9 +298,9 @@ absl::Status PrepareDispatch(const std::string& family, int n) {
   absl::StatusOr<int64_t> executed = ExecutedThunks(**exe, *c.args);
   if (!executed.ok()) return executed.status();
   c.executed = *executed;
-  if (command_buffers) {
-    // A profile sees one command-buffer thunk; it replays one command per
-    // thunk the unconverted module runs (prepared first).
+  if (converted) {
+    // A profile sees one command-buffer thunk (or loop kernel); it replays
+    // one command per thunk the unconverted module runs (prepared first).
     auto twin = g_dispatch.find({base, n});
     if (twin == g_dispatch.end()) return absl::InternalError("prepare the base family first");
     c.executed = twin->second.executed;
@@ -758,7 +765,7 @@ void PrintPeerLines() {
   for (int t : g_flags.threads) {
     for (bool concurrent : {false, true}) {
       for (const std::string family :
-           {"kernels", "independent", "wide", "while", "cb_kernels", "cb_while"}) {
+           {"kernels", "independent", "wide", "while", "cb_kernels", "cb_while", "lk_while"}) {
         const DispatchCase* small = nullptr;
         const DispatchCase* large = nullptr;
         std::vector<double> large_ms, small_ms;
@@ -780,6 +787,11 @@ void PrintPeerLines() {
         if (small == large || large->executed <= small->executed) continue;
         const double ns = (Median(large_ms) - Median(small_ms)) * 1e6 /
                           static_cast<double>(large->executed - small->executed);
+        if (family == "lk_while") {
+          std::printf("loop_kernel_while_thunk\txlite-cpu-%s@%dt\t%.4f\t%.1f ns/thunk replaced\n",
+                      ExecutorName(concurrent), t, Median(large_ms), ns);
+          continue;
+        }
         if (family.rfind("cb_", 0) == 0) {
           std::printf("replay_command_buffer_%s_command\txlite-cpu-%s@%dt\t%.4f\t%.1f ns/command\n",
                       family == "cb_kernels" ? "kernel" : "while", ExecutorName(concurrent), t,
@@ -832,7 +844,8 @@ int main(int argc, char** argv) {
   // Dispatch cost: N = 1 and N = 1024 kernels; 1 and 4096 iterations.
   const std::vector<std::pair<std::string, std::vector<int>>> dispatch = {
       {"kernels", {1, 64, 1024}}, {"independent", {1, 1024}},    {"wide", {1, 64}},
-      {"while", {1, 4096}},       {"cb_kernels", {1, 64, 1024}}, {"cb_while", {1, 4096}}};
+      {"while", {1, 4096}},       {"cb_kernels", {1, 64, 1024}}, {"cb_while", {1, 4096}},
+      {"lk_while", {1, 4096}}};
   for (const auto& [family, sizes] : dispatch) {
     for (int n : sizes) {
       if (absl::Status s = PrepareDispatch(family, n); !s.ok()) {

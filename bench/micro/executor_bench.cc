@@ -82,6 +82,9 @@ std::unique_ptr<Executable> CompileOrDie(const std::string& text, bool all_passe
   }
   xlite::CompileOptions options;
   options.debug.disable_all_hlo_passes = all_passes_off;
+  // Dispatch is what this measures: a whole-loop kernel has none per
+  // iteration (cpu_bench's lk_while measures those).
+  options.debug.cpu_enable_loop_kernels = false;
   absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module), options);
   if (!exe.ok()) {
     std::fprintf(stderr, "executor_bench: %s\n", std::string(exe.status().message()).c_str());

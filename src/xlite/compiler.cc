@@ -108,7 +108,10 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<Hlo
   RETURN_IF_ERROR(dumper.DumpFile(".cpu_after_optimizations-buffer-assignment.txt",
                                   BufferAssignmentToXlaString(assignment)));
 
-  cpu::ThunkEmitter emitter(assignment, {.poison_dead_slices = debug.poison_dead_slices});
+  // A profile (--xlite_profile) times each kernel: no whole-loop kernels.
+  cpu::ThunkEmitter emitter(assignment,
+                            {.poison_dead_slices = debug.poison_dead_slices,
+                             .loop_kernels = debug.cpu_enable_loop_kernels && !debug.profile});
   ASSIGN_OR_RETURN(cpu::ThunkSequence thunks, emitter.EmitEntry());
 
   codegen::JitOptions jit_options;

@@ -1,10 +1,13 @@
-// Command buffers replay bit for bit what the unconverted thunks compute:
-// every 4th single-device module of ../shared/corpus/xla with fake arguments
-// of at most 16M elements (XLITE_CONFORMANCE_FULL=1: all of them)
-// and the JAX programs, each compiled twice (--xlite_cpu_enable_command_buffer
-// on and off) and run on the same seeded fake arguments on two threads.
-// Results must be byte-identical; both compilations must fail alike or
-// neither. Prints the counts, and how many command buffers the modules got.
+// Command buffers and whole-loop kernels compute bit for bit what the
+// unconverted thunks compute: every 4th single-device module of
+// ../shared/corpus/xla with fake arguments of at most 16M elements
+// (XLITE_CONFORMANCE_FULL=1: all of them) and the JAX programs, compiled with
+// both off, with command buffers alone (--xlite_cpu_enable_command_buffer;
+// loops then replay as while commands) and, for modules with a while or
+// conditional, with both on (the default: --xlite_cpu_enable_loop_kernels),
+// all run on the same seeded fake arguments on two threads. Results must be
+// byte-identical; the compilations must fail alike or not at all. Prints the
+// counts, and how many command buffers and loop kernels the modules got.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -52,13 +55,20 @@ std::string FirstLine(absl::string_view s) {
 
 struct Run {
   absl::StatusOr<Literal> result;
-  int64_t command_buffers = 0;
+  int64_t converted = 0;  // command buffers, or whole-loop kernels
 };
 
 // Makes a fresh copy of the module for each compilation (Compile consumes it).
 using ModuleFactory = std::function<absl::StatusOr<std::unique_ptr<HloModule>>()>;
 
-Run CompileAndRun(const ModuleFactory& make, absl::Span<const Literal> args, bool command_buffers) {
+enum class Config { kThunks, kCommandBuffers, kLoopKernels };
+
+bool IsLoopKernel(const cpu::Thunk& t) {
+  return t.kind() == cpu::Thunk::Kind::kKernel &&
+         (t.info().opcode == "while" || t.info().opcode == "conditional");
+}
+
+Run CompileAndRun(const ModuleFactory& make, absl::Span<const Literal> args, Config config) {
   Run run;
   absl::StatusOr<std::unique_ptr<HloModule>> module = make();
   if (!module.ok()) {
@@ -67,7 +77,8 @@ Run CompileAndRun(const ModuleFactory& make, absl::Span<const Literal> args, boo
   }
   CompileOptions options;
   options.debug.poison_dead_slices = true;
-  options.debug.cpu_enable_command_buffer = command_buffers;
+  options.debug.cpu_enable_command_buffer = config != Config::kThunks;
+  options.debug.cpu_enable_loop_kernels = config == Config::kLoopKernels;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> e = Compile(std::move(*module), options);
   if (!e.ok()) {
     run.result = e.status();
@@ -75,7 +86,10 @@ Run CompileAndRun(const ModuleFactory& make, absl::Span<const Literal> args, boo
   }
   std::function<void(const cpu::ThunkSequence&)> count = [&](const cpu::ThunkSequence& s) {
     for (const auto& t : s) {
-      if (t->kind() == cpu::Thunk::Kind::kCommandBuffer) ++run.command_buffers;
+      if (config == Config::kLoopKernels ? IsLoopKernel(*t)
+                                         : t->kind() == cpu::Thunk::Kind::kCommandBuffer) {
+        ++run.converted;
+      }
       for (const auto& [label, nested] : t->nested()) count(*nested);
     }
   };
@@ -89,30 +103,29 @@ Run CompileAndRun(const ModuleFactory& make, absl::Span<const Literal> args, boo
 
 struct Counts {
   int compared = 0, identical = 0, differ = 0, both_fail = 0, one_fails = 0;
-  int64_t command_buffers = 0;
-  int with_command_buffers = 0;
+  int64_t converted = 0;
+  int with_converted = 0;
   std::vector<std::string> problems;
 };
 
-// Runs `module` both ways and counts the outcome.
-void Compare(const std::string& name, const ModuleFactory& make, absl::Span<const Literal> args,
-             Counts& counts) {
-  Run on = CompileAndRun(make, args, true);
-  Run off = CompileAndRun(make, args, false);
+// Counts how `converted` compares with `reference` (the thunks alone).
+void Count(const std::string& name, const Run& converted, const Run& reference, Counts& counts) {
   ++counts.compared;
-  counts.command_buffers += on.command_buffers;
-  if (on.command_buffers > 0) ++counts.with_command_buffers;
-  if (!on.result.ok() || !off.result.ok()) {
-    if (!on.result.ok() && !off.result.ok() && on.result.status() == off.result.status()) {
+  counts.converted += converted.converted;
+  if (converted.converted > 0) ++counts.with_converted;
+  const absl::StatusOr<Literal>& on = converted.result;
+  const absl::StatusOr<Literal>& off = reference.result;
+  if (!on.ok() || !off.ok()) {
+    if (!on.ok() && !off.ok() && on.status() == off.status()) {
       ++counts.both_fail;
       return;
     }
     ++counts.one_fails;
-    counts.problems.push_back(absl::StrCat(name, ": on: ", FirstLine(on.result.status().ToString()),
-                                           " / off: ", FirstLine(off.result.status().ToString())));
+    counts.problems.push_back(absl::StrCat(name, ": on: ", FirstLine(on.status().ToString()),
+                                           " / off: ", FirstLine(off.status().ToString())));
     return;
   }
-  if (*on.result == *off.result) {
+  if (*on == *off) {
     ++counts.identical;
   } else {
     ++counts.differ;
@@ -120,13 +133,44 @@ void Compare(const std::string& name, const ModuleFactory& make, absl::Span<cons
   }
 }
 
-void Print(const std::string& what, const Counts& c) {
+bool HasControlFlow(const HloModule& m) {
+  for (const auto& c : m.computations()) {
+    for (const auto& i : c->instructions()) {
+      if (i->opcode() == HloOpcode::kWhile || i->opcode() == HloOpcode::kConditional) return true;
+    }
+  }
+  return false;
+}
+
+struct BothCounts {
+  Counts command_buffers, loop_kernels;
+};
+
+// Runs `module` with the thunks alone, with command buffers, and (where it
+// has control flow) with whole-loop kernels, and counts the outcomes.
+void Compare(const std::string& name, const ModuleFactory& make, absl::Span<const Literal> args,
+             bool control_flow, BothCounts& counts) {
+  Run off = CompileAndRun(make, args, Config::kThunks);
+  Count(name, CompileAndRun(make, args, Config::kCommandBuffers), off, counts.command_buffers);
+  if (control_flow) {
+    Count(name, CompileAndRun(make, args, Config::kLoopKernels), off, counts.loop_kernels);
+  }
+}
+
+void Print(const std::string& what, const std::string& converted, const Counts& c) {
   std::cout << absl::StrFormat(
       "%s: %d compared, %d bit-identical, %d differ, %d fail alike both ways, %d fail one way; "
-      "%d modules got %d command buffers\n",
-      what, c.compared, c.identical, c.differ, c.both_fail, c.one_fails, c.with_command_buffers,
-      c.command_buffers);
+      "%d modules got %d %s\n",
+      what, c.compared, c.identical, c.differ, c.both_fail, c.one_fails, c.with_converted,
+      c.converted, converted);
   for (const std::string& p : c.problems) std::cout << "  " << p << "\n";
+}
+
+void ExpectNoDifference(const Counts& c) {
+  EXPECT_GT(c.identical, 0);
+  EXPECT_GT(c.with_converted, 0);
+  EXPECT_EQ(c.differ, 0);
+  EXPECT_EQ(c.one_fails, 0);
 }
 
 bool SingleDevice(const HloModule& m) {
@@ -157,7 +201,7 @@ TEST(CommandBufferCorpus, XlaCorpusReplaysBitIdentically) {
   const char* full_env = std::getenv("XLITE_CONFORMANCE_FULL");
   const bool full = full_env != nullptr && std::string(full_env) == "1";
   std::ifstream manifest = xla_corpus::OpenManifest(dir);
-  Counts counts;
+  BothCounts counts;
   int candidates = 0, no_arguments = 0;
   const auto start = std::chrono::steady_clock::now();
   xla_corpus::ModuleFile file;
@@ -189,18 +233,18 @@ TEST(CommandBufferCorpus, XlaCorpusReplaysBitIdentically) {
       ++no_arguments;
       continue;
     }
-    Compare(file.path, make, *args, counts);
+    Compare(file.path, make, *args, HasControlFlow(**m), counts);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "\nCommand buffers on vs off over the XLA corpus (" << (full ? "all" : "every 4th")
-            << " single-device module, " << seconds << " s; " << no_arguments
-            << " without arguments to run on)\n";
-  Print("XLA corpus", counts);
-  EXPECT_GT(counts.identical, 0);
-  EXPECT_GT(counts.with_command_buffers, 0);
-  EXPECT_EQ(counts.differ, 0);
-  EXPECT_EQ(counts.one_fails, 0);
+  std::cout << "\nCommand buffers and loop kernels vs thunks over the XLA corpus ("
+            << (full ? "all" : "every 4th") << " single-device module, " << seconds << " s; "
+            << no_arguments << " without arguments to run on)\n";
+  Print("XLA corpus, command buffers", "command buffers", counts.command_buffers);
+  Print("XLA corpus, loop kernels (modules with control flow)", "loop kernels",
+        counts.loop_kernels);
+  ExpectNoDifference(counts.command_buffers);
+  ExpectNoDifference(counts.loop_kernels);
 }
 
 TEST(CommandBufferCorpus, JaxProgramsReplayBitIdentically) {
@@ -210,7 +254,7 @@ TEST(CommandBufferCorpus, JaxProgramsReplayBitIdentically) {
               << " not found ***\n\n";
     GTEST_SKIP();
   }
-  Counts counts;
+  BothCounts counts;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (!entry.is_directory()) continue;
     absl::StatusOr<std::unique_ptr<HloModule>> m =
@@ -222,13 +266,17 @@ TEST(CommandBufferCorpus, JaxProgramsReplayBitIdentically) {
     const fs::path path = entry.path();
     Compare(
         path.filename().string(), [&] { return jax_corpus::Load(path, jax_corpus::Form::kHlo); },
-        *args, counts);
+        *args, HasControlFlow(**m), counts);
   }
-  std::cout << "\nCommand buffers on vs off over the JAX programs\n";
-  Print("JAX corpus", counts);
-  EXPECT_EQ(counts.compared, 7);
-  EXPECT_EQ(counts.identical, 7);
-  EXPECT_GT(counts.with_command_buffers, 0);
+  std::cout << "\nCommand buffers and loop kernels vs thunks over the JAX programs\n";
+  Print("JAX corpus, command buffers", "command buffers", counts.command_buffers);
+  Print("JAX corpus, loop kernels (programs with control flow)", "loop kernels",
+        counts.loop_kernels);
+  EXPECT_EQ(counts.command_buffers.compared, 7);
+  EXPECT_EQ(counts.command_buffers.identical, 7);
+  EXPECT_GT(counts.command_buffers.with_converted, 0);
+  EXPECT_EQ(counts.loop_kernels.differ, 0);
+  EXPECT_EQ(counts.loop_kernels.one_fails, 0);
 }
 
 }  // namespace

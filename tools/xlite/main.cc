@@ -72,6 +72,9 @@ commands:
              --xlite_cpu_enable_command_buffer=BOOL   record runs of kernels, copies and
                                            loops over them as command buffers (default true;
                                            off under --xlite_profile)
+             --xlite_cpu_enable_loop_kernels=BOOL   compile a while or conditional of small
+                                           kernels into one function that runs the loop
+                                           (default true; off under --xlite_profile)
              --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
                                            fake-data rules: in-range gather/scatter/slice indices)
              --seed=N                      seed for random inputs (default 0)

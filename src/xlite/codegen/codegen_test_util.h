@@ -141,7 +141,8 @@ inline KernelRun RunKernel(Jit& jit, const HloInstruction& instr, const std::vec
                            const Literal& expected, bool exact,
                            const std::vector<int64_t>& partition_counts = {1}) {
   KernelRun run;
-  absl::StatusOr<std::vector<CompiledKernel>> kernels = jit.Compile({KernelSpec{&instr, ""}});
+  absl::StatusOr<std::vector<CompiledKernel>> kernels =
+      jit.Compile({KernelSpec{&instr, "", nullptr}});
   if (!kernels.ok()) {
     run.status = kernels.status();
     run.unimplemented = absl::IsUnimplemented(kernels.status());

@@ -26,8 +26,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
+#include "xlite/codegen/kernel.h"
 #include "xlite/ir/computation.h"
 
 namespace xlite::codegen {
@@ -188,6 +190,11 @@ class IrEmitter {
 // the ABI). Returns the number of partitions worth running.
 absl::StatusOr<int64_t> EmitKernel(const HloInstruction& instr, const std::string& name,
                                    llvm::Module& module);
+
+// Emits the whole-loop kernel `name` running `program` (kernel.h); `callees`
+// are the functions of the batch's earlier specs, which it calls inline.
+absl::Status EmitKernelProgram(const KernelProgram& program, const std::string& name,
+                               absl::Span<llvm::Function* const> callees, llvm::Module& module);
 
 }  // namespace xlite::codegen
 

@@ -184,6 +184,7 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
   module->setTargetTriple(impl.target_machine->getTargetTriple().str());
 
   std::vector<CompiledKernel> kernels;
+  std::vector<llvm::Function*> functions;
   std::set<std::string> names_here;
   for (const KernelSpec& spec : specs) {
     if (spec.instruction == nullptr) return InvalidArgument("a kernel spec without instruction");
@@ -193,12 +194,17 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
       name = absl::StrCat(base, "_", k);
     }
     names_here.insert(name);
-    ASSIGN_OR_RETURN(int64_t partitions, EmitKernel(*spec.instruction, name, *module));
     CompiledKernel kernel;
     kernel.name = name;
-    kernel.buffer_shapes = KernelBufferShapes(*spec.instruction);
-    kernel.num_operands = spec.instruction->operand_count();
-    kernel.max_partitions = partitions;
+    if (spec.program != nullptr) {
+      RETURN_IF_ERROR(EmitKernelProgram(*spec.program, name, functions, *module));
+      kernel.num_operands = spec.program->num_operands;
+    } else {
+      ASSIGN_OR_RETURN(kernel.max_partitions, EmitKernel(*spec.instruction, name, *module));
+      kernel.buffer_shapes = KernelBufferShapes(*spec.instruction);
+      kernel.num_operands = spec.instruction->operand_count();
+    }
+    functions.push_back(module->getFunction(name));
     kernels.push_back(std::move(kernel));
   }
   for (llvm::Function& f : *module) {

@@ -38,6 +38,7 @@
 #define XLITE_CODEGEN_KERNEL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,19 +49,50 @@ namespace xlite::codegen {
 
 using KernelFunction = void (*)(void** buffers, int64_t partition, int64_t num_partitions);
 
+// A whole-loop kernel (cpu/loop_kernels.h): steps over a table of buffers
+// -- calls of other kernels of the same Jit::Compile batch, copies, fills,
+// while loops and conditionals -- compiled into one function with the kernel ABI
+// whose buffers are the table. Its callees are inlined into it, so a loop of
+// small kernels runs without a dispatch per kernel. It runs as one partition.
+struct KernelProgramStep {
+  enum class Op : uint8_t { kKernel, kCopy, kFill, kWhile, kConditional };
+  Op op = Op::kKernel;
+  // kKernel: the callee, the index of an earlier spec of the same batch.
+  int64_t kernel = -1;
+  // Indices into the table. kKernel: the callee's buffers (kernel ABI order);
+  // kCopy: {destination, source}; kFill: {destination}; kWhile:
+  // {predicate}, read after the condition; kConditional: {selector}.
+  std::vector<int64_t> buffers;
+  int64_t bytes = 0;              // kCopy, kFill
+  uint8_t fill = 0;               // kFill: the byte written
+  bool selector_is_pred = false;  // kConditional: pred (true: branch 0) or s32
+  // kWhile: {condition, body}; kConditional: one per branch (an s32 selector
+  // out of range runs the last, as XLA specifies).
+  std::vector<std::vector<KernelProgramStep>> nested;
+};
+
+struct KernelProgram {
+  int64_t num_buffers = 0;
+  int64_t num_operands = 0;  // the first buffers, only read
+  std::vector<KernelProgramStep> steps;
+};
+
 // What to compile: one instruction inside a computation of a module that
-// outlives the compilation (the compiled code keeps no pointer to it).
+// outlives the compilation (the compiled code keeps no pointer to it), or a
+// program of other kernels of the batch.
 struct KernelSpec {
-  const HloInstruction* instruction = nullptr;
+  const HloInstruction* instruction = nullptr;  // with a program: names it only
   // The kernel's symbol; empty: derived from the instruction's name. Made
   // unique within a Jit if taken.
   std::string name;
+  std::shared_ptr<const KernelProgram> program;
 };
 
 struct CompiledKernel {
   std::string name;  // the symbol in the JIT
   KernelFunction function = nullptr;
-  // The shapes of buffers[0..n), operands then output leaves, with layouts.
+  // The shapes of buffers[0..n), operands then output leaves, with layouts
+  // (empty for a program: its table holds slices of any shape).
   std::vector<Shape> buffer_shapes;
   int64_t num_operands = 0;
   // Partitions beyond this many do no work (at least 1).

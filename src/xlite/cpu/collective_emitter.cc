@@ -306,7 +306,7 @@ absl::Status ThunkEmitter::EmitCollectiveWork(const HloInstruction& instr,
     computation->set_root_instruction(root);
     scratch_->AddComputation(std::move(computation));
     CollectiveThunk* raw = thunk.get();
-    specs_.push_back(codegen::KernelSpec{root, absl::StrCat(instr.name(), ".reducer")});
+    specs_.push_back(codegen::KernelSpec{root, absl::StrCat(instr.name(), ".reducer"), nullptr});
     binders_.push_back([raw](const codegen::CompiledKernel& k) { raw->SetReducer(k.function); });
   }
   out.push_back(std::move(thunk));

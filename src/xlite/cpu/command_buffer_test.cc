@@ -361,6 +361,7 @@ ENTRY e {
     CompileOptions options;
     options.debug.poison_dead_slices = true;
     options.debug.cpu_enable_command_buffer = enable;
+    options.debug.cpu_enable_loop_kernels = false;  // the while replays as commands
     absl::StatusOr<std::unique_ptr<runtime::Executable>> e =
         Compile(testing::ParseOrDie(text), options);
     ASSERT_TRUE(e.ok()) << e.status();

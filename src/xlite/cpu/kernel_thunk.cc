@@ -61,7 +61,8 @@ std::vector<BufferUse> KernelThunk::buffer_uses() const {
 }
 
 std::string KernelThunk::Details() const {
-  return absl::StrCat("kernel=", kernel_name_, " partitions<=", max_partitions_, " work=", work_);
+  return absl::StrCat("kernel=", kernel_name_, " partitions<=", max_partitions_, " work=", work_,
+                      runs_control_flow_ ? " (whole loop)" : "");
 }
 
 }  // namespace xlite::cpu

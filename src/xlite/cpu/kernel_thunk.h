@@ -40,6 +40,10 @@ class KernelThunk final : public Thunk {
   codegen::KernelFunction function() const { return function_; }
   int64_t work() const { return work_; }
   int64_t max_partitions() const { return max_partitions_; }
+  // A whole-loop kernel (loop_kernels.h) runs a while or conditional: it may
+  // run long however few bytes it touches.
+  bool runs_control_flow() const { return runs_control_flow_; }
+  void set_runs_control_flow() { runs_control_flow_ = true; }
 
  private:
   std::vector<BufferSlice> buffers_;
@@ -48,6 +52,7 @@ class KernelThunk final : public Thunk {
   codegen::KernelFunction function_ = nullptr;
   std::string kernel_name_;
   int64_t max_partitions_ = 1;
+  bool runs_control_flow_ = false;
 };
 
 }  // namespace xlite::cpu

@@ -9,6 +9,7 @@
 #include "xlite/cpu/device_thunks.h"
 #include "xlite/cpu/kernel_thunk.h"
 #include "xlite/cpu/library_emitter.h"
+#include "xlite/cpu/loop_kernels.h"
 #include "xlite/cpu/sort_thunk.h"
 #include "xlite/ir/computation.h"
 #include "xlite/support/status.h"
@@ -260,7 +261,8 @@ absl::Status ThunkEmitter::EmitKernel(const HloInstruction& instr, ThunkSequence
   KernelThunk* raw = thunk.get();
   // A suffix keeps kernel symbols apart from the JIT's runtime symbols
   // (an instruction named "log" would clash with libm's log).
-  specs_.push_back(codegen::KernelSpec{&instr, absl::StrCat(instr.name(), ".kernel")});
+  kernel_specs_[raw] = static_cast<int64_t>(specs_.size());
+  specs_.push_back(codegen::KernelSpec{&instr, absl::StrCat(instr.name(), ".kernel"), nullptr});
   binders_.push_back([raw](const codegen::CompiledKernel& k) { raw->SetKernel(k); });
   out.push_back(std::move(thunk));
   return absl::OkStatus();
@@ -322,7 +324,7 @@ absl::Status ThunkEmitter::EmitSort(const HloInstruction& instr, ThunkSequence& 
                                            (*instr.attrs().dimensions)[0], std::move(element_bytes),
                                            std::move(operands), std::move(outputs));
   SortThunk* raw = thunk.get();
-  specs_.push_back(codegen::KernelSpec{root, absl::StrCat(instr.name(), ".comparator")});
+  specs_.push_back(codegen::KernelSpec{root, absl::StrCat(instr.name(), ".comparator"), nullptr});
   binders_.push_back([raw](const codegen::CompiledKernel& k) { raw->SetComparator(k.function); });
   out.push_back(std::move(thunk));
   return absl::OkStatus();
@@ -349,8 +351,9 @@ absl::Status ThunkEmitter::EmitWhile(const HloInstruction& instr, ThunkSequence&
   ASSIGN_OR_RETURN(BufferSlice predicate, Slice(condition.root_instruction(), {}));
   ASSIGN_OR_RETURN(ThunkSequence body_thunks, EmitComputation(body));
   RETURN_IF_ERROR(CopyLeaves(body.root_instruction(), {}, state, {}, shape, instr, body_thunks));
-  out.push_back(std::make_unique<WhileThunk>(InfoOf(instr), std::move(condition_thunks), predicate,
-                                             std::move(body_thunks)));
+  out.push_back(MaybeLoopKernel(
+      instr, std::make_unique<WhileThunk>(InfoOf(instr), std::move(condition_thunks), predicate,
+                                          std::move(body_thunks))));
   return CopyLeaves(state, {}, &instr, {}, shape, instr, out);
 }
 
@@ -380,8 +383,9 @@ absl::Status ThunkEmitter::EmitConditional(const HloInstruction& instr, ThunkSeq
     RETURN_IF_ERROR(CopyLeaves(branch.root_instruction(), {}, &instr, {}, instr.shape(), instr, s));
     sequences.push_back(std::move(s));
   }
-  out.push_back(
-      std::make_unique<ConditionalThunk>(InfoOf(instr), selector, is_pred, std::move(sequences)));
+  out.push_back(MaybeLoopKernel(
+      instr,
+      std::make_unique<ConditionalThunk>(InfoOf(instr), selector, is_pred, std::move(sequences))));
   return absl::OkStatus();
 }
 
@@ -404,6 +408,31 @@ absl::Status ThunkEmitter::EmitCall(const HloInstruction& instr, ThunkSequence& 
   RETURN_IF_ERROR(CopyLeaves(callee.root_instruction(), {}, &instr, {}, instr.shape(), instr, s));
   out.push_back(std::make_unique<CallThunk>(InfoOf(instr), std::move(s)));
   return absl::OkStatus();
+}
+
+std::unique_ptr<Thunk> ThunkEmitter::MaybeLoopKernel(const HloInstruction& instr,
+                                                     std::unique_ptr<Thunk> control_flow) {
+  if (!options_.loop_kernels) return control_flow;
+  std::optional<LoopKernel> loop = BuildLoopKernel(*control_flow, [&](const KernelThunk& k) {
+    auto it = kernel_specs_.find(&k);
+    return it == kernel_specs_.end() ? int64_t{-1} : it->second;
+  });
+  if (!loop.has_value()) return control_flow;
+  // The callees' thunks go away with `control_flow`: only the program calls
+  // their code now.
+  for (const KernelThunk* callee : loop->callees) {
+    binders_[kernel_specs_[callee]] = [](const codegen::CompiledKernel&) {};
+    kernel_specs_.erase(callee);
+  }
+  auto kernel =
+      std::make_unique<KernelThunk>(InfoOf(instr), loop->buffers, loop->num_operands, /*work=*/0);
+  kernel->set_runs_control_flow();
+  KernelThunk* raw = kernel.get();
+  kernel_specs_[raw] = static_cast<int64_t>(specs_.size());
+  specs_.push_back(
+      codegen::KernelSpec{&instr, absl::StrCat(instr.name(), ".loop"), std::move(loop->program)});
+  binders_.push_back([raw](const codegen::CompiledKernel& k) { raw->SetKernel(k); });
+  return kernel;
 }
 
 absl::Status ThunkEmitter::BindKernels(absl::Span<const codegen::CompiledKernel> kernels) {

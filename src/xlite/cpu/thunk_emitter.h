@@ -40,6 +40,9 @@ struct ThunkEmitterOptions {
   // After the last use of each temp buffer, a PoisonThunk overwrites its
   // slice (--xlite_poison_dead_slices).
   bool poison_dead_slices = false;
+  // A while or conditional of small kernels becomes one whole-loop kernel
+  // (loop_kernels.h; --xlite_cpu_enable_loop_kernels).
+  bool loop_kernels = true;
 };
 
 // A constant the executable places once: its slice and value.
@@ -71,6 +74,10 @@ class ThunkEmitter {
   absl::Status EmitWhile(const HloInstruction& instr, ThunkSequence& out);
   absl::Status EmitConditional(const HloInstruction& instr, ThunkSequence& out);
   absl::Status EmitCall(const HloInstruction& instr, ThunkSequence& out);
+  // `control_flow` (the while or conditional emitted for `instr`), or the
+  // whole-loop kernel that replaces it (loop_kernels.h).
+  std::unique_ptr<Thunk> MaybeLoopKernel(const HloInstruction& instr,
+                                         std::unique_ptr<Thunk> control_flow);
   // Opcodes with the kCollective trait (collective_emitter.cc).
   absl::Status EmitCollective(const HloInstruction& instr, ThunkSequence& out);
   // One collective's work alone (no -start/-done bookkeeping): its operands
@@ -109,6 +116,8 @@ class ThunkEmitter {
   ThunkEmitterOptions options_;
   std::vector<codegen::KernelSpec> specs_;
   std::vector<std::function<void(const codegen::CompiledKernel&)>> binders_;
+  // The spec of each kernel thunk emitted (whole-loop kernels call them).
+  absl::flat_hash_map<const Thunk*, int64_t> kernel_specs_;
   std::vector<ConstantSlice> constants_;
   // Temp slices to poison after the instruction at each schedule time.
   absl::flat_hash_map<int64_t, std::vector<BufferSlice>> poison_at_;

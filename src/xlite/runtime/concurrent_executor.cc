@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "xlite/codegen/denormals.h"
+#include "xlite/cpu/kernel_thunk.h"
 
 namespace xlite::runtime {
 namespace {
@@ -36,7 +37,9 @@ bool KeepsProgramOrder(const cpu::Thunk& thunk) {
 // A thunk that finishes in nanoseconds (see ExecutionGraph::all_small).
 bool IsSmall(const cpu::Thunk& thunk, const std::vector<cpu::BufferUse>& uses) {
   switch (thunk.kind()) {
-    case cpu::Thunk::Kind::kKernel:
+    case cpu::Thunk::Kind::kKernel:  // a whole-loop kernel is control flow
+      if (static_cast<const cpu::KernelThunk&>(thunk).runs_control_flow()) return false;
+      break;
     case cpu::Thunk::Kind::kCopy:
     case cpu::Thunk::Kind::kPoison:
     case cpu::Thunk::Kind::kLibrary:

@@ -20,8 +20,8 @@
 // when every thunk is small (as XLA:CPU's executor does: waking a thread
 // costs microseconds, a kernel on a few hundred bytes tens of nanoseconds):
 // kernels, copies and host library calls whose slices all have at most
-// kSmallBytes. Custom calls, control flow and the rest are never small (they
-// may run long or block).
+// kSmallBytes. Custom calls, control flow (whole-loop kernels included) and
+// the rest are never small (they may run long or block).
 //
 // Graphs are built once per sequence (ExecutionGraphs, at executable
 // creation) and shared by every run. After an error no further thunk starts,

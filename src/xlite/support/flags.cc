@@ -28,6 +28,33 @@ absl::Status CheckRegex(absl::string_view name, const std::string& value) {
   return absl::OkStatus();
 }
 
+// The true|false flags, one row each.
+struct BoolFlagRow {
+  absl::string_view name;
+  bool DebugOptions::*member;
+};
+constexpr BoolFlagRow kBoolFlags[] = {
+    {"xla_dump_hlo_as_text", &DebugOptions::dump_hlo_as_text},
+    {"xla_disable_all_hlo_passes", &DebugOptions::disable_all_hlo_passes},
+    {"xlite_poison_dead_slices", &DebugOptions::poison_dead_slices},
+    {"xlite_profile", &DebugOptions::profile},
+    {"xlite_verify_each_pass", &DebugOptions::verify_each_pass},
+    {"xlite_pass_timing", &DebugOptions::pass_timing},
+    {"xlite_dump_pass_diffs", &DebugOptions::dump_pass_diffs},
+    {"xlite_verify_buffer_assignment", &DebugOptions::verify_buffer_assignment},
+    {"xlite_strict_donation", &DebugOptions::strict_donation},
+    {"xlite_cpu_concurrent_executor", &DebugOptions::cpu_concurrent_executor},
+    {"xlite_cpu_enable_command_buffer", &DebugOptions::cpu_enable_command_buffer},
+    {"xlite_cpu_enable_loop_kernels", &DebugOptions::cpu_enable_loop_kernels},
+};
+
+bool DebugOptions::*BoolFlag(absl::string_view name) {
+  for (const BoolFlagRow& row : kBoolFlags) {
+    if (row.name == name) return row.member;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
@@ -46,36 +73,14 @@ absl::StatusOr<bool> ApplyDebugFlag(absl::string_view arg, DebugOptions& o) {
   } else if (name == "xla_dump_hlo_module_re") {
     if (absl::Status s = CheckRegex(name, value); !s.ok()) return s;
     o.dump_hlo_module_re = value;
-  } else if (name == "xla_dump_hlo_as_text") {
-    absl::StatusOr<bool> b = ParseBool(name, value);
-    if (!b.ok()) return b.status();
-    o.dump_hlo_as_text = *b;
   } else if (name == "xla_disable_hlo_passes") {
     o.disable_hlo_passes = list();
   } else if (name == "xla_enable_hlo_passes_only") {
     o.enable_hlo_passes_only = list();
-  } else if (name == "xla_disable_all_hlo_passes" || name == "xlite_poison_dead_slices" ||
-             name == "xlite_profile") {
+  } else if (bool DebugOptions::*flag = BoolFlag(name)) {
     absl::StatusOr<bool> b = ParseBool(name, value);
     if (!b.ok()) return b.status();
-    bool& flag = name == "xla_disable_all_hlo_passes" ? o.disable_all_hlo_passes
-                 : name == "xlite_poison_dead_slices" ? o.poison_dead_slices
-                                                      : o.profile;
-    flag = *b;
-  } else if (name == "xlite_verify_each_pass" || name == "xlite_pass_timing" ||
-             name == "xlite_dump_pass_diffs" || name == "xlite_verify_buffer_assignment" ||
-             name == "xlite_strict_donation" || name == "xlite_cpu_concurrent_executor" ||
-             name == "xlite_cpu_enable_command_buffer") {
-    absl::StatusOr<bool> b = ParseBool(name, value);
-    if (!b.ok()) return b.status();
-    bool& flag = name == "xlite_verify_each_pass"           ? o.verify_each_pass
-                 : name == "xlite_pass_timing"              ? o.pass_timing
-                 : name == "xlite_dump_pass_diffs"          ? o.dump_pass_diffs
-                 : name == "xlite_verify_buffer_assignment" ? o.verify_buffer_assignment
-                 : name == "xlite_strict_donation"          ? o.strict_donation
-                 : name == "xlite_cpu_concurrent_executor"  ? o.cpu_concurrent_executor
-                                                            : o.cpu_enable_command_buffer;
-    flag = *b;
+    o.*flag = *b;
   } else if (name == "xlite_memory_limit") {
     int64_t bytes = 0;
     if (!absl::SimpleAtoi(value, &bytes) || bytes < 0) {

@@ -46,6 +46,11 @@ struct DebugOptions {
   // (cpu/command_buffer_conversion.h). XLA:GPU's --xla_gpu_enable_command_buffer
   // takes a list of command types; on the CPU one kind of run qualifies.
   bool cpu_enable_command_buffer = true;
+  // --xlite_cpu_enable_loop_kernels=true|false: compile a while (or
+  // conditional) whose condition and body are all small kernels and copies
+  // into one JIT-compiled function that runs the loop itself
+  // (cpu/loop_kernels.h).
+  bool cpu_enable_loop_kernels = true;
 };
 
 // Applies one "--name[=value]" flag. Returns false (and leaves `options`
