@@ -1,6 +1,6 @@
 // Benchmark of the CPU backend (compiler.h, runtime/, cpu/; issue 15 item 7):
 //
-//   build/bin/cpu_bench [--threads=1,2] [--only=SUBSTR] [--no_corpus]
+//   build/bin/cpu_bench [--threads=1,2] [--only=SUBSTR[,SUBSTR...]] [--no_corpus]
 //                       [--interpreter_cap_s=10] [--compiled_cap_s=10]
 //                       [--run_budget_s=2] [--max_argument_mib=1024]
 //                       [--benchmark_* flags]
@@ -726,6 +726,15 @@ void RegisterProgram(Program* p) {
 
 // --- Flags and output -----------------------------------------------------------
 
+// --only=A,B: programs whose name contains A or B (all without the flag).
+bool Selected(const std::string& name) {
+  if (g_flags.only.empty()) return true;
+  for (absl::string_view part : absl::StrSplit(g_flags.only, ',', absl::SkipEmpty())) {
+    if (absl::StrContains(name, part)) return true;
+  }
+  return false;
+}
+
 bool ParseFlag(const char* arg) {
   auto value = [&](absl::string_view flag) -> const char* {
     const size_t n = flag.size();
@@ -869,7 +878,7 @@ int main(int argc, char** argv) {
 
   if (g_flags.corpus) {
     for (const auto& [name, path, npz] : ListPrograms()) {
-      if (!g_flags.only.empty() && name.find(g_flags.only) == std::string::npos) continue;
+      if (!Selected(name)) continue;
       std::fprintf(stderr, "cpu_bench: preparing %s\n", name.c_str());
       if (std::unique_ptr<Program> p = PrepareProgram(name, path, npz)) {
         RegisterProgram(p.get());

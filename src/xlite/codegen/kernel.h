@@ -74,6 +74,15 @@ struct KernelProgramStep {
 struct KernelProgram {
   int64_t num_buffers = 0;
   int64_t num_operands = 0;  // the first buffers, only read
+  // Buffers that may share bytes (slices of one allocation whose byte ranges
+  // meet, directly or through others) form a group: group_base[i] is the
+  // buffer at the start of buffer i's group, group_offset[i] buffer i's byte
+  // offset from it. The program addresses a group's buffers from one pointer,
+  // so LLVM sees exactly which accesses meet, and tells it that different
+  // groups never do: a loop then keeps its carried values in registers.
+  // Empty: each buffer is a group of its own that may meet any other.
+  std::vector<int64_t> group_base;
+  std::vector<int64_t> group_offset;
   std::vector<KernelProgramStep> steps;
 };
 

@@ -21,21 +21,10 @@ class ProgramEmitter {
                  llvm::Function& function, llvm::IRBuilder<>& b)
       : program_(program), callees_(callees), function_(function), b_(b) {}
 
-  absl::Status Emit() {
-    llvm::Value* buffers = function_.getArg(0);
-    // Only partition 0 of any count has work: the program runs as one part.
-    llvm::BasicBlock* run = NewBlock("run");
-    llvm::BasicBlock* done = NewBlock("done");
-    b_.CreateCondBr(b_.CreateICmpEQ(function_.getArg(1), b_.getInt64(0)), run, done);
-    b_.SetInsertPoint(run);
-    for (int64_t i = 0; i < program_.num_buffers; ++i) {
-      table_.push_back(b_.CreateLoad(b_.getPtrTy(),
-                                     b_.CreateConstGEP1_64(b_.getPtrTy(), buffers, i),
-                                     absl::StrCat("buffer", i)));
-    }
+  // The steps over `table` (the impl function's arguments).
+  absl::Status Emit(std::vector<llvm::Value*> table) {
+    table_ = std::move(table);
     RETURN_IF_ERROR(EmitSteps(program_.steps));
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
     return absl::OkStatus();
   }
 
@@ -167,27 +156,84 @@ class ProgramEmitter {
 
 }  // namespace
 
+// Two functions: `<name>.impl` takes one pointer per group of the table
+// (KernelProgram::group_base), each `noalias` (inlining turns that into alias
+// scopes, so a loop's carried values stay in registers), and runs the steps;
+// `<name>` has the kernel ABI, loads the groups' pointers and calls it inline.
 absl::Status EmitKernelProgram(const KernelProgram& program, const std::string& name,
                                absl::Span<llvm::Function* const> callees, llvm::Module& module) {
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
-  llvm::FunctionType* type =
-      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, i64}, false);
+  llvm::Type* void_type = llvm::Type::getVoidTy(ctx);
+  const int64_t n = program.num_buffers;
+  const bool grouped = static_cast<int64_t>(program.group_base.size()) == n &&
+                       static_cast<int64_t>(program.group_offset.size()) == n;
+  // One argument per group, for its base buffer.
+  std::vector<int64_t> bases;
+  std::vector<int64_t> argument_of(n, -1);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t base = grouped ? program.group_base[i] : i;
+    if (base < 0 || base >= n || (grouped && program.group_base[base] != base) ||
+        (grouped && program.group_offset[i] < 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel program '", name, "': buffer ", i, " has a bad group"));
+    }
+    if (base == i) {
+      argument_of[i] = static_cast<int64_t>(bases.size());
+      bases.push_back(i);
+    }
+  }
+  llvm::Function* impl = llvm::Function::Create(
+      llvm::FunctionType::get(void_type, std::vector<llvm::Type*>(bases.size(), ptr), false),
+      llvm::GlobalValue::InternalLinkage, name + ".impl", module);
+  impl->addFnAttr(llvm::Attribute::NoUnwind);
+  impl->addFnAttr(llvm::Attribute::AlwaysInline);
+  for (size_t j = 0; j < bases.size(); ++j) {
+    impl->getArg(j)->setName(absl::StrCat("group", bases[j]));
+    if (grouped) impl->addParamAttr(j, llvm::Attribute::NoAlias);
+  }
+  {
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", impl));
+    std::vector<llvm::Value*> table;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t base = grouped ? program.group_base[i] : i;
+      llvm::Value* group = impl->getArg(argument_of[base]);
+      const int64_t offset = grouped ? program.group_offset[i] : 0;
+      table.push_back(offset == 0 ? group
+                                  : b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), group, offset,
+                                                                 absl::StrCat("buffer", i)));
+    }
+    ProgramEmitter emitter(program, callees, *impl, b);
+    if (absl::Status status = emitter.Emit(std::move(table)); !status.ok()) {
+      impl->eraseFromParent();
+      return status;
+    }
+    b.CreateRetVoid();
+  }
+
   llvm::Function* function =
-      llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
+      llvm::Function::Create(llvm::FunctionType::get(void_type, {ptr, i64, i64}, false),
+                             llvm::GlobalValue::ExternalLinkage, name, module);
   function->addFnAttr(llvm::Attribute::NoUnwind);
   function->getArg(0)->setName("buffers");
   function->getArg(1)->setName("partition");
   function->getArg(2)->setName("num_partitions");
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", function);
-  llvm::IRBuilder<> builder(entry);
-  ProgramEmitter emitter(program, callees, *function, builder);
-  if (absl::Status status = emitter.Emit(); !status.ok()) {
-    function->eraseFromParent();
-    return status;
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", function));
+  // Only partition 0 of any count has work: the program runs as one part.
+  llvm::BasicBlock* run = llvm::BasicBlock::Create(ctx, "run", function);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", function);
+  b.CreateCondBr(b.CreateICmpEQ(function->getArg(1), b.getInt64(0)), run, done);
+  b.SetInsertPoint(run);
+  std::vector<llvm::Value*> groups;
+  for (int64_t base : bases) {
+    groups.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, function->getArg(0), base),
+                                  absl::StrCat("buffer", base)));
   }
-  builder.CreateRetVoid();
+  b.CreateCall(impl, groups);
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
   return absl::OkStatus();
 }
 

@@ -1,5 +1,8 @@
 #include "xlite/cpu/loop_kernels.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "xlite/cpu/control_flow_thunks.h"
 #include "xlite/cpu/copy_thunk.h"
 #include "xlite/cpu/device_thunks.h"
@@ -109,6 +112,7 @@ class ProgramBuilder {
     auto program = std::make_shared<codegen::KernelProgram>();
     program->num_buffers = static_cast<int64_t>(loop.buffers.size());
     program->num_operands = loop.num_operands;
+    Group(loop.buffers, *program);
     program->steps = std::move(steps);
     loop.program = std::move(program);
     loop.callees = std::move(callees_);
@@ -126,6 +130,34 @@ class ProgramBuilder {
     slices_.push_back(slice);
     written_.push_back(written);
     return static_cast<int64_t>(slices_.size() - 1);
+  }
+
+  // Distinct allocations are distinct memory (an argument passed for two
+  // parameters is only read): groups are the slices of one allocation whose
+  // byte ranges meet, found by a sweep in offset order.
+  static void Group(const std::vector<BufferSlice>& slices, codegen::KernelProgram& program) {
+    const int64_t n = static_cast<int64_t>(slices.size());
+    std::vector<int64_t> order(n);
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return std::tie(slices[a].allocation, slices[a].offset, a) <
+             std::tie(slices[b].allocation, slices[b].offset, b);
+    });
+    program.group_base.assign(n, 0);
+    program.group_offset.assign(n, 0);
+    int64_t base = -1, end = 0;
+    for (int64_t i : order) {
+      const BufferSlice& s = slices[i];
+      const bool joins = base >= 0 && s.allocation >= 0 &&
+                         s.allocation == slices[base].allocation && s.offset < end;
+      if (!joins) {
+        base = i;
+        end = s.offset + s.size;
+      }
+      end = std::max(end, s.offset + s.size);
+      program.group_base[i] = base;
+      program.group_offset[i] = s.offset - slices[base].offset;
+    }
   }
 
   static void Renumber(std::vector<Step>& steps, const std::vector<int64_t>& position) {

@@ -1,5 +1,6 @@
 #include "xlite/cpu/loop_kernels.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -245,8 +246,49 @@ TEST(LoopKernels, TheTableListsEachSliceOnceReadOnlyFirst) {
   ASSERT_EQ(program.steps[0].nested.size(), 2u);
   EXPECT_EQ(program.steps[0].nested[1].size(), 2u);
 
+  // No two slices meet: each is a group of its own.
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(program.group_base[i], i);
+    EXPECT_EQ(program.group_offset[i], 0);
+  }
+
   // An unknown kernel (no spec) disqualifies the loop.
   EXPECT_FALSE(BuildLoopKernel(loop, [](const KernelThunk&) { return int64_t{-1}; }).has_value());
+}
+
+// Slices of one allocation whose bytes meet, directly or through another,
+// are one group addressed from its lowest slice; other allocations never meet.
+TEST(LoopKernels, OverlappingSlicesFormOneGroup) {
+  ThunkSequence condition;
+  condition.push_back(std::make_unique<KernelThunk>(
+      ThunkInfo{"lt"}, std::vector{BufferSlice{1, 0, 4}, BufferSlice{1, 8, 1}}, 1, 1));
+  ThunkSequence body;
+  body.push_back(std::make_unique<KernelThunk>(
+      ThunkInfo{"k"}, std::vector{BufferSlice{0, 16, 8}, BufferSlice{0, 20, 8}}, 1, 1));
+  body.push_back(
+      std::make_unique<CopyThunk>(ThunkInfo{"c"}, BufferSlice{0, 24, 8}, BufferSlice{2, 16, 8}));
+  WhileThunk loop(ThunkInfo{"w"}, std::move(condition), BufferSlice{1, 8, 1}, std::move(body));
+  int64_t next_spec = 0;
+  std::optional<LoopKernel> kernel =
+      BuildLoopKernel(loop, [&](const KernelThunk&) { return next_spec++; });
+  ASSERT_TRUE(kernel.has_value());
+  const codegen::KernelProgram& program = *kernel->program;
+  auto index = [&](BufferSlice s) {
+    for (size_t i = 0; i < kernel->buffers.size(); ++i) {
+      if (kernel->buffers[i] == s) return static_cast<int64_t>(i);
+    }
+    return int64_t{-1};
+  };
+  const int64_t a = index({0, 16, 8}), b = index({0, 20, 8}), c = index({0, 24, 8});
+  const int64_t other = index({2, 16, 8}), counter = index({1, 0, 4});
+  ASSERT_GE(std::min({a, b, c, other, counter}), 0);
+  EXPECT_EQ(program.group_base[a], a);
+  EXPECT_EQ(program.group_base[b], a);
+  EXPECT_EQ(program.group_offset[b], 4);
+  EXPECT_EQ(program.group_base[c], a);  // meets b, not a
+  EXPECT_EQ(program.group_offset[c], 8);
+  EXPECT_EQ(program.group_base[other], other);
+  EXPECT_EQ(program.group_base[counter], counter);
 }
 
 TEST(LoopKernels, TheFlagTurnsThemOff) {
