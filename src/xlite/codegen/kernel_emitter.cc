@@ -10,6 +10,7 @@
 // order whatever the partition count.
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Intrinsics.h"
@@ -90,6 +91,12 @@ class KernelEmitter {
   Value* Owned(const Rows& rows, const IrIndex& index, Value* begin, Value* end);
 
   absl::StatusOr<int64_t> EmitElementalLoop(const HloInstruction& root);
+  // Whether element i of every buffer of rank > 0 is element i of the
+  // result (same dimensions and layout, elementwise ops and broadcasts of
+  // scalars only): then one flat loop over physical offsets serves, with no
+  // index arithmetic and vectors as long as the whole array, however short
+  // its rows.
+  bool IsFlat(const HloInstruction& root) const;
   absl::StatusOr<int64_t> EmitDynamicUpdateSlice(const HloInstruction& root);
   absl::StatusOr<int64_t> EmitScatter(const HloInstruction& root);
   absl::StatusOr<int64_t> EmitSelectAndScatter(const HloInstruction& root);
@@ -104,6 +111,9 @@ class KernelEmitter {
   std::vector<Value*> pointers_;
   int64_t num_inputs_ = 0;
   absl::flat_hash_map<const HloInstruction*, int64_t> input_buffer_;
+  // In a flat loop (IsFlat): the physical offset of the element being made;
+  // inputs of rank > 0 are read there, whatever index they are asked for.
+  Value* flat_offset_ = nullptr;
 };
 
 Value* KernelEmitter::BufferPointer(int64_t i) {
@@ -124,6 +134,9 @@ void KernelEmitter::BindInput(const HloInstruction* instr, int64_t buffer) {
     if (static_cast<int64_t>(index.size()) != shape.rank()) {
       return Internal("index of rank ", index.size(), " into a buffer of rank ", shape.rank());
     }
+    if (flat_offset_ != nullptr && shape.rank() > 0) {
+      return IrValues{e_.Load(shape.element_type(), base, flat_offset_)};
+    }
     return IrValues{e_.Load(shape.element_type(), base, e_.PhysicalOffset(shape, index))};
   });
 }
@@ -134,9 +147,20 @@ std::pair<Value*, Value*> KernelEmitter::PartitionRange(const Rows& rows) {
   Value* p = partition_;
   Value* valid = b_.CreateAnd(b_.CreateICmpSGE(p, I64(0)), b_.CreateICmpSLT(p, n));
   Value* total = I64(rows.elements());
-  Value* granules = I64(rows.Partitions());
-  Value* chunk =
-      b_.CreateMul(b_.CreateUDiv(b_.CreateAdd(granules, b_.CreateSub(n, one)), n), I64(kGranule));
+  const int64_t granule_count = rows.Partitions();
+  if (granule_count == 1) {  // all of it in partition 0, no division
+    Value* first = b_.CreateICmpEQ(p, I64(0));
+    return {I64(0), b_.CreateSelect(first, total, I64(0))};
+  }
+  Value* granules = I64(granule_count);
+  // One part (the common call) takes every granule without a 64-bit
+  // division, which costs as much as a small kernel's work.
+  absl::StatusOr<IrValues> per_part = e_.If(
+      b_.CreateICmpEQ(n, one), [&]() -> absl::StatusOr<IrValues> { return IrValues{granules}; },
+      [&]() -> absl::StatusOr<IrValues> {
+        return IrValues{b_.CreateUDiv(b_.CreateAdd(granules, b_.CreateSub(n, one)), n)};
+      });
+  Value* chunk = b_.CreateMul(per_part.ok() ? (*per_part)[0] : granules, I64(kGranule));
   Value* begin = b_.CreateMul(b_.CreateSelect(valid, p, I64(0)), chunk);
   begin = b_.CreateSelect(b_.CreateICmpUGT(begin, total), total, begin);
   Value* end = b_.CreateAdd(begin, chunk);
@@ -250,6 +274,30 @@ absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& r
   }
   const Rows rows = Rows::Of(buffer_shapes_[num_inputs_]);
   auto [begin, end] = PartitionRange(rows);
+  if (IsFlat(root)) {
+    // Any index of the result's rank will do (a tuple root passes it to each
+    // element): the ops ignore it and the inputs read flat_offset_.
+    const IrIndex index(buffer_shapes_[num_inputs_].rank(), I64(0));
+    RETURN_IF_ERROR(e_.ForLoop(
+        begin, end,
+        [&](Value* offset) -> absl::Status {
+          flat_offset_ = offset;
+          absl::StatusOr<IrValues> values = e_.Emit(root, index);
+          flat_offset_ = nullptr;
+          if (!values.ok()) return values.status();
+          if (static_cast<int64_t>(values->size()) != outputs) {
+            return Internal("'", root.name(), "' yields ", values->size(), " values for ", outputs,
+                            " outputs");
+          }
+          for (int64_t k = 0; k < outputs; ++k) {
+            e_.Store(buffer_shapes_[num_inputs_ + k].element_type(), (*values)[k],
+                     BufferPointer(num_inputs_ + k), offset);
+          }
+          return absl::OkStatus();
+        },
+        "flat."));
+    return rows.Partitions();
+  }
   RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
     ASSIGN_OR_RETURN(IrValues values, e_.Emit(root, index));
     if (static_cast<int64_t>(values.size()) != outputs) {
@@ -264,6 +312,45 @@ absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& r
     return absl::OkStatus();
   }));
   return rows.Partitions();
+}
+
+bool KernelEmitter::IsFlat(const HloInstruction& root) const {
+  const Shape& result = buffer_shapes_[num_inputs_];
+  if (result.rank() == 0) return false;
+  for (const Shape& shape : buffer_shapes_) {
+    if (shape.rank() > 0 && (shape.dimensions() != result.dimensions() ||
+                             MinorToMajor(shape) != MinorToMajor(result))) {
+      return false;
+    }
+  }
+  // Every instruction that makes the root: elementwise on operands of its own
+  // dimensions, or a broadcast of a scalar; the kernel's inputs end the walk.
+  std::vector<const HloInstruction*> stack = {&root};
+  absl::flat_hash_set<const HloInstruction*> seen;
+  while (!stack.empty()) {
+    const HloInstruction* instr = stack.back();
+    stack.pop_back();
+    if (!seen.insert(instr).second || BufferOf(instr) >= 0) continue;
+    const HloOpcode op = instr->opcode();
+    if (op == HloOpcode::kBroadcast) {
+      if (instr->operand_count() != 1 || instr->operand(0)->shape().rank() != 0) return false;
+    } else if (op == HloOpcode::kConstant) {
+      if (instr->shape().rank() != 0) return false;
+      continue;
+    } else if (op == HloOpcode::kTuple && instr == &root) {
+      // a multi-output fusion's root: each element is checked below
+    } else if (!IsElementwiseOpcode(op) || !instr->called_computations().empty()) {
+      return false;
+    }
+    for (const HloInstruction* operand : instr->operands()) {
+      if (op != HloOpcode::kBroadcast && op != HloOpcode::kTuple &&
+          operand->shape().dimensions() != instr->shape().dimensions()) {
+        return false;
+      }
+      stack.push_back(operand);
+    }
+  }
+  return true;
 }
 
 // In place when the runtime passes the operand's buffer as the output: only

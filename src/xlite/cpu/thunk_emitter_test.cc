@@ -183,6 +183,43 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(thunks, "kernel=w_loop")) << thunks;
 }
 
+// Flat loops (codegen: same dimensions and layout everywhere, elementwise
+// ops and scalar broadcasts): a multi-output fusion, a column-major one, and
+// one whose operand layout differs (rows then).
+TEST(ThunkEmitter, FlatElementwiseKernels) {
+  ExpectAgreesWithInterpreter(R"(
+HloModule flat
+fused {
+  a = u32[16,16] parameter(0)
+  b = u32[16,16] parameter(1)
+  k = u32[] parameter(2)
+  kb = u32[16,16] broadcast(k), dimensions={}
+  x = u32[16,16] xor(a, b)
+  s = u32[16,16] shift-left(x, kb)
+  ROOT t = (u32[16,16], u32[16,16]) tuple(x, s)
+}
+ENTRY e {
+  a = u32[16,16] parameter(0)
+  b = u32[16,16] parameter(1)
+  k = u32[] constant(3)
+  ROOT f = (u32[16,16], u32[16,16]) fusion(a, b, k), kind=kLoop, calls=fused
+})");
+  ExpectAgreesWithInterpreter(R"(
+HloModule flat_column_major
+ENTRY e {
+  a = f32[5,3]{0,1} parameter(0)
+  b = f32[5,3]{0,1} parameter(1)
+  ROOT m = f32[5,3]{0,1} multiply(a, b)
+})");
+  ExpectAgreesWithInterpreter(R"(
+HloModule not_flat
+ENTRY e {
+  a = f32[5,3]{0,1} parameter(0)
+  b = f32[5,3]{1,0} parameter(1)
+  ROOT m = f32[5,3]{1,0} add(a, b)
+})");
+}
+
 TEST(ThunkEmitter, ConditionalByPredAndByIndex) {
   const std::string branches = R"(
 b0 {
