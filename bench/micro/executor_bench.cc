@@ -82,8 +82,10 @@ std::unique_ptr<Executable> CompileOrDie(const std::string& text, bool all_passe
   }
   xlite::CompileOptions options;
   options.debug.disable_all_hlo_passes = all_passes_off;
-  // Dispatch is what this measures: a whole-loop kernel has none per
-  // iteration (cpu_bench's lk_while measures those).
+  // Dispatch is what this measures: a command buffer or a whole-loop kernel
+  // has none per thunk (cpu_bench's cb_* and lk_while measure those), and a
+  // profile would count it as one thunk.
+  options.debug.cpu_enable_command_buffer = false;
   options.debug.cpu_enable_loop_kernels = false;
   absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module), options);
   if (!exe.ok()) {
