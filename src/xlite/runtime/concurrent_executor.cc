@@ -92,7 +92,10 @@ ExecutionGraph ExecutionGraph::Build(const cpu::ThunkSequence& sequence) {
     };
     const cpu::Thunk& thunk = sequence[j];
     const std::vector<cpu::BufferUse> uses = thunk.buffer_uses();
-    if (!IsSmall(thunk, uses)) g.all_small = false;
+    if (!IsSmall(thunk, uses)) {
+      g.all_small = false;
+      ++g.num_large;
+    }
     for (const cpu::BufferUse& u : uses) {
       if (u.slice.allocation < 0 || u.slice.size <= 0) continue;
       auto it = live.find(u.slice.allocation);

@@ -17,11 +17,12 @@
 // order goes first. At most `max_threads` threads run one sequence's thunks
 // at once (the caller included). A sequence runs in order on the calling
 // thread, as the sequential executor would, when its graph is a chain or
-// when every thunk is small (as XLA:CPU's executor does: waking a thread
-// costs microseconds, a kernel on a few hundred bytes tens of nanoseconds):
-// kernels, copies and host library calls whose slices all have at most
-// kSmallBytes. Custom calls, control flow (whole-loop kernels included) and
-// the rest are never small (they may run long or block).
+// when at most one thunk is not small (as XLA:CPU's executor does when all
+// are: waking a thread costs microseconds, a kernel on a few hundred bytes
+// tens of nanoseconds, and one large thunk has nothing large to overlap
+// with). Small: kernels, copies and host library calls whose slices all have
+// at most kSmallBytes. Custom calls, control flow (whole-loop kernels
+// included) and the rest are never small (they may run long or block).
 //
 // Graphs are built once per sequence (ExecutionGraphs, at executable
 // creation) and shared by every run. After an error no further thunk starts,
@@ -51,7 +52,11 @@ struct ExecutionGraph {
   bool is_chain = true;
   // Every thunk is small (see above): overlap cannot pay for itself.
   bool all_small = true;
-  bool run_in_order() const { return is_chain || all_small; }
+  // Thunks that are not small. With one, overlap could only hide small work
+  // behind it, which never pays for waking a thread (a loop beside a few
+  // scalar copies took 26 us concurrently, 0.5 us in order).
+  int32_t num_large = 0;
+  bool run_in_order() const { return is_chain || num_large <= 1; }
 
   static constexpr int64_t kSmallBytes = 64 * 1024;
 

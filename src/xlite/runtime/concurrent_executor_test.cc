@@ -74,7 +74,7 @@ TEST(ExecutionGraph, AWriteCoversEarlierAccessesAndChainsAreSeen) {
   EXPECT_TRUE(g.is_chain);
 }
 
-TEST(ExecutionGraph, SequencesOfSmallThunksRunInOrder) {
+TEST(ExecutionGraph, SequencesOfSmallThunksOrOneLargeRunInOrder) {
   auto library = [](std::vector<BufferUse> uses) {
     return std::make_unique<cpu::LibraryThunk>(
         cpu::Thunk::Kind::kLibrary, cpu::ThunkInfo{"l", "dot", ""}, std::move(uses),
@@ -88,9 +88,17 @@ TEST(ExecutionGraph, SequencesOfSmallThunksRunInOrder) {
   EXPECT_FALSE(g.is_chain);
   EXPECT_TRUE(g.all_small);
   EXPECT_TRUE(g.run_in_order());
+  // One large thunk has nothing large to overlap with: in order.
+  cpu::ThunkSequence one_large;
+  one_large.push_back(library({R(0, 0, kSmall + 1), W(1, 0, 4)}));
+  one_large.push_back(library({R(0, 0, 4), W(2, 0, 4)}));
+  ExecutionGraph g1 = ExecutionGraph::Build(one_large);
+  EXPECT_FALSE(g1.all_small);
+  EXPECT_EQ(g1.num_large, 1);
+  EXPECT_TRUE(g1.run_in_order());
   cpu::ThunkSequence large;
   large.push_back(library({R(0, 0, kSmall + 1), W(1, 0, 4)}));
-  large.push_back(library({R(0, 0, 4), W(2, 0, 4)}));
+  large.push_back(library({R(0, 0, kSmall + 1), W(2, 0, 4)}));
   EXPECT_FALSE(ExecutionGraph::Build(large).run_in_order());
   cpu::ThunkSequence custom;  // may block: never small
   custom.push_back(UsesThunk({W(1, 0, 4)}));
