@@ -205,6 +205,9 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
       kernel.num_operands = spec.instruction->operand_count();
     }
     functions.push_back(module->getFunction(name));
+    if (spec.internal && functions.back() != nullptr) {
+      functions.back()->setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
     kernels.push_back(std::move(kernel));
   }
   for (llvm::Function& f : *module) {
@@ -238,7 +241,9 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
           llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
     return Internal("adding the module to the JIT: ", ErrorText(std::move(e)));
   }
-  for (CompiledKernel& kernel : kernels) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    CompiledKernel& kernel = kernels[i];
+    if (specs[i].internal) continue;
     llvm::Expected<llvm::orc::ExecutorAddr> address = impl.lljit->lookup(kernel.name);
     if (!address) {
       return Internal("JIT compilation of '", kernel.name, "': ", ErrorText(address.takeError()));

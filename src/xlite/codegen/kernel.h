@@ -95,6 +95,10 @@ struct KernelSpec {
   // unique within a Jit if taken.
   std::string name;
   std::shared_ptr<const KernelProgram> program;
+  // Only programs of the same batch call it (a whole-loop kernel's callees):
+  // internal to the LLVM module, so it is gone once inlined; its
+  // CompiledKernel has no function.
+  bool internal = false;
 };
 
 struct CompiledKernel {

@@ -421,7 +421,9 @@ std::unique_ptr<Thunk> ThunkEmitter::MaybeLoopKernel(const HloInstruction& instr
   // The callees' thunks go away with `control_flow`: only the program calls
   // their code now.
   for (const KernelThunk* callee : loop->callees) {
-    binders_[kernel_specs_[callee]] = [](const codegen::CompiledKernel&) {};
+    const int64_t spec = kernel_specs_[callee];
+    binders_[spec] = [](const codegen::CompiledKernel&) {};
+    specs_[spec].internal = true;
     kernel_specs_.erase(callee);
   }
   auto kernel =
