@@ -24,8 +24,7 @@ class ProgramEmitter {
   // The steps over `table` (the impl function's arguments).
   absl::Status Emit(std::vector<llvm::Value*> table) {
     table_ = std::move(table);
-    RETURN_IF_ERROR(EmitSteps(program_.steps));
-    return absl::OkStatus();
+    return EmitSteps(program_.steps);
   }
 
  private:

@@ -385,13 +385,13 @@ TEST(CommandBufferConversion, TheConcurrentExecutorSeesRecordedSmallWorkAsSmall)
   s.push_back(Kernel("k3", AddOne, S(0, 16), S(0, 20)));
   s.push_back(Kernel("k4", AddOne, S(0, 20), S(0, 24)));
   ASSERT_EQ(*ConvertToCommandBuffers(s), 2);
-  EXPECT_TRUE(runtime::ExecutionGraph::Build(s).all_small);
+  EXPECT_TRUE(runtime::ExecutionGraph::Build(s).all_small());
 
   ThunkSequence loop = CountingLoop(false);
   loop.push_back(std::make_unique<RngGetAndUpdateStateThunk>(Info("rng"), S(1, 64, 16), 1));
   ASSERT_EQ(*ConvertToCommandBuffers(loop), 1);
   ASSERT_EQ(Kinds(loop), "kCommandBuffer kRngGetAndUpdateState");
-  EXPECT_FALSE(runtime::ExecutionGraph::Build(loop).all_small);
+  EXPECT_FALSE(runtime::ExecutionGraph::Build(loop).all_small());
 }
 
 TEST(CommandBufferConversion, TheFlagTurnsItOff) {

@@ -15,6 +15,23 @@
 
 namespace xlite::cpu::testing {
 
+// Three f32[4] -> f32[4] branch computations (b0 negate, b1 abs, b2
+// exponential) for conditional tests.
+inline constexpr char kThreeBranches[] = R"(
+b0 {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+b1 {
+  p = f32[4] parameter(0)
+  ROOT a = f32[4] abs(p)
+}
+b2 {
+  p = f32[4] parameter(0)
+  ROOT e = f32[4] exponential(p)
+}
+)";
+
 inline std::unique_ptr<HloModule> ParseOrDie(const std::string& text) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "test");
   EXPECT_TRUE(m.ok()) << m.status();

@@ -138,20 +138,7 @@ ENTRY e {
 }
 
 TEST(LoopKernels, ConditionalsByPredAndByIndexIncludingOutOfRange) {
-  const std::string branches = R"(
-b0 {
-  p = f32[4] parameter(0)
-  ROOT n = f32[4] negate(p)
-}
-b1 {
-  p = f32[4] parameter(0)
-  ROOT a = f32[4] abs(p)
-}
-b2 {
-  p = f32[4] parameter(0)
-  ROOT e = f32[4] exponential(p)
-}
-)";
+  const std::string branches = testing::kThreeBranches;
   for (const char* selector :
        {"s32[] constant(1)", "s32[] constant(7)", "s32[] constant(-1)", "s32[] constant(0)"}) {
     SCOPED_TRACE(selector);

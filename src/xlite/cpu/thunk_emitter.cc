@@ -419,11 +419,9 @@ std::unique_ptr<Thunk> ThunkEmitter::MaybeLoopKernel(const HloInstruction& instr
   });
   if (!loop.has_value()) return control_flow;
   // The callees' thunks go away with `control_flow`: only the program calls
-  // their code now.
+  // their code now (BindKernels skips internal specs).
   for (const KernelThunk* callee : loop->callees) {
-    const int64_t spec = kernel_specs_[callee];
-    binders_[spec] = [](const codegen::CompiledKernel&) {};
-    specs_[spec].internal = true;
+    specs_[kernel_specs_[callee]].internal = true;
     kernel_specs_.erase(callee);
   }
   auto kernel =
@@ -442,7 +440,9 @@ absl::Status ThunkEmitter::BindKernels(absl::Span<const codegen::CompiledKernel>
     return absl::InternalError(absl::StrCat("got ", kernels.size(), " compiled kernels for ",
                                             binders_.size(), " kernel thunks"));
   }
-  for (size_t i = 0; i < kernels.size(); ++i) binders_[i](kernels[i]);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!specs_[i].internal) binders_[i](kernels[i]);
+  }
   return absl::OkStatus();
 }
 

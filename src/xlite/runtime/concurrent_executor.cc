@@ -34,7 +34,7 @@ bool KeepsProgramOrder(const cpu::Thunk& thunk) {
   return false;
 }
 
-// A thunk that finishes in nanoseconds (see ExecutionGraph::all_small).
+// A thunk that finishes in nanoseconds (see ExecutionGraph::num_large).
 bool IsSmall(const cpu::Thunk& thunk, const std::vector<cpu::BufferUse>& uses) {
   switch (thunk.kind()) {
     case cpu::Thunk::Kind::kKernel:  // a whole-loop kernel is control flow
@@ -92,10 +92,7 @@ ExecutionGraph ExecutionGraph::Build(const cpu::ThunkSequence& sequence) {
     };
     const cpu::Thunk& thunk = sequence[j];
     const std::vector<cpu::BufferUse> uses = thunk.buffer_uses();
-    if (!IsSmall(thunk, uses)) {
-      g.all_small = false;
-      ++g.num_large;
-    }
+    if (!IsSmall(thunk, uses)) ++g.num_large;
     for (const cpu::BufferUse& u : uses) {
       if (u.slice.allocation < 0 || u.slice.size <= 0) continue;
       auto it = live.find(u.slice.allocation);

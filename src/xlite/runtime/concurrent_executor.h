@@ -50,12 +50,12 @@ struct ExecutionGraph {
   std::vector<std::vector<int32_t>> out_edges;
   // Every thunk depends on the one before it: nothing can overlap.
   bool is_chain = true;
-  // Every thunk is small (see above): overlap cannot pay for itself.
-  bool all_small = true;
-  // Thunks that are not small. With one, overlap could only hide small work
-  // behind it, which never pays for waking a thread (a loop beside a few
-  // scalar copies took 26 us concurrently, 0.5 us in order).
+  // Thunks that are not small (see above). With none, overlap cannot pay for
+  // itself; with one, it could only hide small work behind it, which never
+  // pays for waking a thread (a loop beside a few scalar copies took 26 us
+  // concurrently, 0.5 us in order).
   int32_t num_large = 0;
+  bool all_small() const { return num_large == 0; }
   bool run_in_order() const { return is_chain || num_large <= 1; }
 
   static constexpr int64_t kSmallBytes = 64 * 1024;

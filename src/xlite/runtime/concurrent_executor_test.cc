@@ -86,14 +86,14 @@ TEST(ExecutionGraph, SequencesOfSmallThunksOrOneLargeRunInOrder) {
   small.push_back(library({R(0, 0, kSmall), W(2, 0, kSmall)}));
   ExecutionGraph g = ExecutionGraph::Build(small);
   EXPECT_FALSE(g.is_chain);
-  EXPECT_TRUE(g.all_small);
+  EXPECT_TRUE(g.all_small());
   EXPECT_TRUE(g.run_in_order());
   // One large thunk has nothing large to overlap with: in order.
   cpu::ThunkSequence one_large;
   one_large.push_back(library({R(0, 0, kSmall + 1), W(1, 0, 4)}));
   one_large.push_back(library({R(0, 0, 4), W(2, 0, 4)}));
   ExecutionGraph g1 = ExecutionGraph::Build(one_large);
-  EXPECT_FALSE(g1.all_small);
+  EXPECT_FALSE(g1.all_small());
   EXPECT_EQ(g1.num_large, 1);
   EXPECT_TRUE(g1.run_in_order());
   cpu::ThunkSequence large;
