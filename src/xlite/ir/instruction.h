@@ -19,16 +19,23 @@ namespace xlite {
 
 class HloComputation;
 
-// Every attribute an instruction may carry. Defaults are the values XLA omits
-// when printing.
-struct InstructionAttributes {
-  // Common to all opcodes.
+// The attributes that only describe an instruction (where it came from, what
+// was observed of it): never part of what it computes, so structural equality
+// (ir/identical.h, XLA's Identical) ignores them.
+struct InstructionAnnotations {
   OpMetadata metadata;
-  std::optional<HloSharding> sharding;
-  FrontendAttributes frontend_attributes;
-  std::string backend_config;  // raw; printed bare when it lexes as a {...} dict
   std::optional<Statistics> statistics;
   std::string original_value;  // origin={...}: checked with XLA's grammar, kept as written
+
+  bool operator==(const InstructionAnnotations&) const = default;
+};
+
+// The attributes that decide what an instruction computes.
+struct InstructionSemantics {
+  // Common to all opcodes.
+  std::optional<HloSharding> sharding;
+  FrontendAttributes frontend_attributes;
+  std::string backend_config;                     // raw; printed bare when it lexes as a {...} dict
   std::optional<ResultAccuracy> result_accuracy;  // unary transcendentals only
 
   // Leaves and structure.
@@ -117,6 +124,18 @@ struct InstructionAttributes {
   int64_t delta = 0;                   // rng-get-and-update-state
   std::string padding_type;            // custom-call PADDING_*
   std::string convolution_kind;        // fprop, wgrad, dgrad
+
+  bool operator==(const InstructionSemantics&) const = default;
+};
+
+// Every attribute an instruction may carry, as flat fields. Defaults are the
+// values XLA omits when printing.
+struct InstructionAttributes : InstructionSemantics, InstructionAnnotations {
+  // Equal in everything but the annotations.
+  bool SameSemantics(const InstructionAttributes& other) const {
+    return static_cast<const InstructionSemantics&>(*this) == other;
+  }
+  bool operator==(const InstructionAttributes&) const = default;
 };
 
 class HloInstruction {

@@ -1,9 +1,11 @@
 // cse: common-subexpression elimination with XLA's HloCSE semantics. Within
-// each computation, an instruction equal to an earlier one (same opcode,
-// shape, operands, attributes and called computations; constants by value;
-// operands of commutative ops in either order) is replaced by it. Instructions
-// with side effects, parameters and instructions with control edges are left
-// alone. Leaves no dead code (the duplicate is removed).
+// each computation, an instruction Identical (ir/identical.h) to an earlier
+// one -- same opcode, shape, operands and semantic attributes; constants by
+// value; operands of commutative ops in either order; called computations
+// structurally equal, so two loops over cloned bodies merge -- is replaced by
+// it. Instructions with side effects, parameters and instructions with control
+// edges are left alone. Leaves no dead instructions (the duplicate is
+// removed); a merged call's computation is left for dce.
 #ifndef XLITE_PASSES_CSE_H_
 #define XLITE_PASSES_CSE_H_
 
