@@ -6,10 +6,13 @@
 #include "xlite/buffers/plan_memory.h"
 #include "xlite/codegen/jit.h"
 #include "xlite/cpu/command_buffer_conversion.h"
+#include "xlite/cpu/fusion.h"
 #include "xlite/cpu/library_layouts.h"
 #include "xlite/cpu/thunk_emitter.h"
 #include "xlite/cpu/unfuse.h"
 #include "xlite/passes/conv_canonicalization.h"
+#include "xlite/passes/cse.h"
+#include "xlite/passes/dce.h"
 #include "xlite/passes/dot_decomposer.h"
 #include "xlite/passes/dump.h"
 #include "xlite/passes/dynamic_padder.h"
@@ -65,6 +68,19 @@ absl::Status LowerForTheRuntime(HloModule& module, const DebugOptions& debug,
   return pipeline.Run(module).status();
 }
 
+// Loop fusion (and CSE of what it makes), after the lowering so that what
+// the expanders and library layouts add fuses too. Scheduled modules keep
+// their own fusion decisions; --xla_disable_hlo_passes=fusion turns it off.
+absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper) {
+  if (debug.disable_all_hlo_passes || module.config().is_scheduled) return absl::OkStatus();
+  HloPassPipeline pipeline("cpu-fusion");
+  pipeline.AddPass<cpu::LoopFusion>();
+  pipeline.AddPass<HloCse>();
+  pipeline.AddPass<HloDce>();
+  pipeline.set_options(PipelineOptionsFrom(debug, dumper));
+  return pipeline.Run(module).status();
+}
+
 std::string DumpName(const HloModule& module, int64_t id) {
   return absl::StrFormat("module_%04d.%s", id, module.name());
 }
@@ -96,6 +112,7 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<Hlo
 
   RETURN_IF_ERROR(Optimize(*module, debug, dumper));
   RETURN_IF_ERROR(LowerForTheRuntime(*module, debug, dumper));
+  RETURN_IF_ERROR(Fuse(*module, debug, dumper));
   RETURN_IF_ERROR(dumper.DumpStage(*module, "after_optimizations"));
 
   ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(*module, PlanOptionsFrom(debug)));

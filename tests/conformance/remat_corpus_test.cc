@@ -142,6 +142,9 @@ absl::StatusOr<Literal> CompileAndRun(const std::string& text, const std::string
   CompileOptions options;
   options.debug.memory_limit = limit;
   options.debug.verify_buffer_assignment = true;
+  // The limits come from planning the unfused module (steps 1-2): run that
+  // module. Fusion leaves remat less to recompute (intermediates are gone).
+  options.debug.disable_hlo_passes = {"fusion"};
   ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> e, Compile(std::move(m), options));
   if (peak != nullptr) *peak = e->plan().schedule.peak_bytes;
   return e->ExecuteLiterals(args);

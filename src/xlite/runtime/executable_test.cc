@@ -228,8 +228,9 @@ ENTRY e {
 }
 
 TEST(Executable, MemoryARunCannotHaveIsResourceExhausted) {
-  // 4 TB of temp memory, then a 4 TB output: Compile plans them, each run
-  // fails to allocate them.
+  // 4 TB of temp memory (a sort, a library call, reads its operand from
+  // memory: fusion cannot make the broadcast go away), then a 4 TB output:
+  // Compile plans them, each run fails to allocate them.
   for (const char* text : {R"(
 HloModule m
 add {
@@ -237,10 +238,16 @@ add {
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
 }
+lt {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT l = pred[] compare(x, y), direction=LT
+}
 ENTRY e {
   c = f32[] constant(1)
   b = f32[100000,100000,100] broadcast(c), dimensions={}
-  ROOT r = f32[] reduce(b, c), dimensions={0,1,2}, to_apply=add
+  s = f32[100000,100000,100] sort(b), dimensions={2}, to_apply=lt
+  ROOT r = f32[] reduce(s, c), dimensions={0,1,2}, to_apply=add
 })",
                            R"(
 HloModule m
