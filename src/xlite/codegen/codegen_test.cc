@@ -2,6 +2,9 @@
 // types, shapes and layouts (non-default layouts, size 0, rank 0): each
 // kernel runs on seeded random inputs laid out physically, as 1 and as
 // several partitions, and must agree with the interpreter.
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -1024,6 +1027,73 @@ ENTRY e {
   EXPECT_EQ(out[1], 0.0f);
   EXPECT_EQ(out[2], 6.0f);
   EXPECT_EQ(out[3], 0.0f);  // DAZ: the denormal input reads as zero
+}
+
+// The distance in representable floats between a and b (same sign).
+int64_t UlpDistance(float a, float b) {
+  auto ordered = [](float f) {
+    int32_t i;
+    std::memcpy(&i, &f, 4);
+    return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
+  };
+  return std::llabs(ordered(a) - ordered(b));
+}
+
+// Exhaustively over every positive float, the same operations in C++ (with
+// FMA, as here) are at most 5 ulp from the correctly rounded tanh.
+constexpr int64_t kTanhF32MaxUlp = 5;
+
+// tanh of f32 is XLA's rational approximation (it vectorizes): its error
+// against the correctly rounded tanh, over a sweep of every 1024th float in
+// [-10, 10] and the special values, is the bound docs/codegen.md states.
+TEST(CodegenAccuracy, TanhOfFloatIsWithinItsUlpBound) {
+  std::vector<float> x;
+  uint32_t ten;
+  const float ten_f = 10.0f;
+  std::memcpy(&ten, &ten_f, 4);
+  for (uint32_t bits = 0; bits <= ten; bits += 1024) {  // every 1024th float, both signs
+    float f;
+    std::memcpy(&f, &bits, 4);
+    x.push_back(f);
+    x.push_back(-f);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, 1e-30f, -1e-30f, 0.0004f, -0.0004f, 7.9988f, 9.0f, 1e30f, -1e30f,
+                  inf, -inf, std::numeric_limits<float>::quiet_NaN()}) {
+    x.push_back(f);
+  }
+  const std::string n = std::to_string(x.size());
+  auto module = ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n +
+                               "] parameter(0)\n  ROOT t = f32[" + n + "] tanh(x)\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> y(x.size());
+  void* buffers[] = {x.data(), y.data()};
+  {
+    ScopedFlushDenormals gradual(false);
+    (*kernels)[0].function(buffers, 0, 1);
+  }
+  int64_t worst = 0;
+  float worst_at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float expected = static_cast<float>(std::tanh(static_cast<double>(x[i])));
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(y[i]));
+      continue;
+    }
+    ASSERT_EQ(std::signbit(y[i]), std::signbit(expected)) << x[i];
+    ASSERT_LE(std::fabs(y[i]), 1.0f) << x[i];
+    const int64_t ulps = UlpDistance(y[i], expected);
+    if (ulps > worst) {
+      worst = ulps;
+      worst_at = x[i];
+    }
+  }
+  std::printf("tanh f32: %zu inputs, max error %lld ulp (at %.9g)\n", x.size(),
+              static_cast<long long>(worst), worst_at);
+  EXPECT_LE(worst, kTanhF32MaxUlp);
 }
 
 }  // namespace

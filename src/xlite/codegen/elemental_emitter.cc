@@ -7,7 +7,9 @@
 //    in integer arithmetic), f32 in float, f64 in double;
 //  - maximum/minimum propagate NaN (lhs first); power has 1^y = x^0 = 1;
 //  - transcendental functions call the C library (libm), complex functions
-//    the helpers in runtime_symbols.cc (std::complex, as the interpreter).
+//    the helpers in runtime_symbols.cc (std::complex, as the interpreter);
+//    tanh of float (f32, and f16/bf16/f8 computed in float) is XLA's rational
+//    approximation instead, which vectorizes.
 #include <cmath>
 #include <limits>
 
@@ -30,6 +32,35 @@ PrimitiveType TypeOf(const HloInstruction& instr) { return instr.shape().element
 // libm's name for `base` at the precision of `t` ("tanhf" / "tanh").
 std::string LibmName(const char* base, llvm::Type* t) {
   return t->isFloatTy() ? absl::StrCat(base, "f") : std::string(base);
+}
+
+// tanh of a float without a call, so that a loop holding it vectorizes: the
+// rational approximation XLA:CPU and Eigen use (odd polynomial of degree 13
+// over even of degree 6 on x clamped to +-7.9988, where it reaches +-1; x
+// itself below |x| < 0.0004). Accuracy against the correctly rounded value:
+// docs/codegen.md's table (codegen_test measures it). NaN stays NaN.
+Value* EmitRationalTanhF32(llvm::IRBuilder<>& b, Value* x) {
+  llvm::Type* t = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto fma = [&](Value* a, Value* m, Value* add) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {a, m, add});
+  };
+  constexpr double kClamp = 7.99881172180175781;
+  Value* clamped = b.CreateBinaryIntrinsic(
+      llvm::Intrinsic::maxnum, b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(kClamp)),
+      c(-kClamp));
+  Value* x2 = b.CreateFMul(clamped, clamped);
+  Value* p = fma(x2, c(-2.76076847742355e-16), c(2.00018790482477e-13));
+  for (double k : {-8.60467152213735e-11, 5.12229709037114e-08, 1.48572235717979e-05,
+                   6.37261928875436e-04, 4.89352455891786e-03}) {
+    p = fma(x2, p, c(k));
+  }
+  p = b.CreateFMul(clamped, p);
+  Value* q = fma(x2, c(1.19825839466702e-06), c(1.18534705686654e-04));
+  for (double k : {2.26843463243900e-03, 4.89352518554385e-03}) q = fma(x2, q, c(k));
+  Value* tiny = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0.0004));
+  Value* r = b.CreateSelect(tiny, x, b.CreateFDiv(p, q));
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
 }
 
 }  // namespace
@@ -317,7 +348,7 @@ absl::StatusOr<Value*> IrEmitter::EmitUnary(const HloInstruction& instr, Value* 
         r = libm("tan");
         break;
       case HloOpcode::kTanh:
-        r = libm("tanh");
+        r = t->isFloatTy() ? EmitRationalTanhF32(b_, v) : libm("tanh");
         break;
       case HloOpcode::kSinh:
         r = libm("sinh");

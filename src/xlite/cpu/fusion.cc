@@ -54,6 +54,8 @@ bool IsScalarCall(const HloInstruction& instr) {
   const PrimitiveType type = instr.shape().element_type();
   if (!IsFloatingPoint(type) && !IsComplex(type)) return false;
   switch (instr.opcode()) {
+    case HloOpcode::kTanh:  // a rational approximation below f64
+      return type == PrimitiveType::F64 || IsComplex(type);
     case HloOpcode::kCbrt:
     case HloOpcode::kExp:
     case HloOpcode::kExpm1:
@@ -63,7 +65,6 @@ bool IsScalarCall(const HloInstruction& instr) {
     case HloOpcode::kSin:
     case HloOpcode::kCos:
     case HloOpcode::kTan:
-    case HloOpcode::kTanh:
     case HloOpcode::kSinh:
     case HloOpcode::kCosh:
     case HloOpcode::kAsin:

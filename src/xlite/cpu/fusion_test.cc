@@ -1,0 +1,188 @@
+#include "xlite/cpu/fusion.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "xlite/cpu/cpu_test_util.h"
+#include "xlite/passes/pass_test_util.h"
+
+namespace xlite::cpu {
+namespace {
+
+std::string Fuse(const std::string& text, bool* changed = nullptr) {
+  return pass_test::RunPass<LoopFusion>(text, changed, /*then_dce=*/true, PrintOptions::Short());
+}
+
+int64_t Count(const std::string& text, const std::string& what) {
+  int64_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// sqrt(0.7x + 0.1) * x + 1: one fusion with the scalars inside.
+constexpr char kChain[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[1024] parameter(0)
+  a = f32[] constant(0.7)
+  b = f32[] constant(0.1)
+  one = f32[] constant(1)
+  ba = f32[1024] broadcast(a), dimensions={}
+  bb = f32[1024] broadcast(b), dimensions={}
+  b1 = f32[1024] broadcast(one), dimensions={}
+  m = f32[1024] multiply(ba, x)
+  s = f32[1024] add(m, bb)
+  t = f32[1024] sqrt(s)
+  y = f32[1024] multiply(t, x)
+  ROOT r = f32[1024] add(y, b1)
+})";
+
+TEST(LoopFusion, FusesAChainIntoOneKernel) {
+  bool changed = false;
+  const std::string out = Fuse(kChain, &changed);
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(Count(out, " fusion("), 1) << out;
+  EXPECT_NE(out.find("ROOT fusion = f32[1024]{0} fusion(x), kind=kLoop"), std::string::npos) << out;
+  EXPECT_NE(out.find("t = f32[1024]{0} sqrt(s)"), std::string::npos) << out;  // names kept
+  const std::string thunks = testing::ExpectAgreesWithInterpreter(kChain);
+  EXPECT_EQ(Count(thunks, "kKernel"), 1) << thunks;
+}
+
+// ew_chain_16M's tanh(0.7x + 0.1) * x + 1 is one fusion (tanh of f32
+// vectorizes); the same with log, a scalar libm call that would keep the
+// loop around it from vectorizing, leaves log a kernel between two fusions.
+TEST(LoopFusion, LeavesScalarLibraryCallsOnTheirOwn) {
+  std::string text = kChain;
+  text.replace(text.find("sqrt(s)"), 7, "tanh(s)");
+  EXPECT_EQ(Count(Fuse(text), " fusion("), 1) << Fuse(text);
+  text.replace(text.find("tanh(s)"), 7, "log(s)");
+  const std::string out = Fuse(text);
+  EXPECT_EQ(Count(out, " fusion("), 2) << out;
+  EXPECT_NE(out.find("t = f32[1024]{0} log(fusion"), std::string::npos) << out;
+  const std::string thunks = testing::ExpectAgreesWithInterpreter(text);
+  EXPECT_EQ(Count(thunks, "kKernel"), 3) << thunks;
+}
+
+TEST(LoopFusion, DuplicatesCheapProducersButNotExpensiveOnes) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[64] parameter(0)
+  c = f32[] constant(2)
+  bc = f32[64] broadcast(c), dimensions={}
+  n = f32[64] negate(x)
+  ex = f32[64] sqrt(x)
+  a = f32[64] add(n, bc)
+  b = f32[64] multiply(n, bc)
+  u = f32[64] add(ex, a)
+  v = f32[64] subtract(ex, b)
+  ROOT r = (f32[64], f32[64]) tuple(u, v)
+})";
+  const std::string out = Fuse(text);
+  // negate and the broadcast are recomputed in both fusions; sqrt, read by
+  // two of them, is computed once.
+  EXPECT_EQ(Count(out, " fusion("), 2) << out;
+  EXPECT_EQ(Count(out, "sqrt("), 1) << out;
+  EXPECT_EQ(Count(out, "negate("), 2) << out;
+  EXPECT_NE(out.find("ex = f32[64]{0} sqrt(x)"), std::string::npos) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
+TEST(LoopFusion, KeepsExpensiveProducersOutOfBroadcasts) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[8] parameter(0)
+  l = f32[8] sqrt(x)
+  b = f32[8,256] broadcast(l), dimensions={0}
+  y = f32[8,256] parameter(1)
+  ROOT r = f32[8,256] multiply(b, y)
+})";
+  const std::string out = Fuse(text);
+  EXPECT_EQ(Count(out, " fusion("), 1) << out;
+  EXPECT_NE(out.find("l = f32[8]{0} sqrt(x)"), std::string::npos) << out;  // not inside
+  EXPECT_NE(out.find("fusion(l, y)"), std::string::npos) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
+TEST(LoopFusion, FusesIntoReductionsAndLeavesTheirReducersAlone) {
+  const std::string text = R"(
+HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,32] parameter(0)
+  y = f32[16,32] parameter(1)
+  d = f32[16,32] subtract(x, y)
+  sq = f32[16,32] multiply(d, d)
+  z = f32[] constant(0)
+  ROOT r = f32[16] reduce(sq, z), dimensions={1}, to_apply=sum
+})";
+  const std::string out = Fuse(text);
+  EXPECT_EQ(Count(out, " fusion("), 1) << out;
+  EXPECT_NE(out.find("ROOT s = f32[] add(a, b)"), std::string::npos) << out;
+  EXPECT_NE(out.find("fusion(x, y)"), std::string::npos) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
+TEST(LoopFusion, FusesInsideLoopsNotAcrossLibraryCallsOrInPlaceUpdates) {
+  const std::string text = R"(
+HloModule m
+body {
+  p = (s32[], f32[4,4], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  w = f32[4,4] get-tuple-element(p), index=1
+  t = f32[4,4] tanh(w)
+  d = f32[4,4] dot(t, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  h = f32[4,4] negate(d)
+  acc = f32[16] get-tuple-element(p), index=2
+  r = f32[16] reshape(h)
+  e = f32[16] exponential(r)
+  zero = s32[] constant(0)
+  upd = f32[1] slice(e), slice={[0:1]}
+  dus = f32[16] dynamic-update-slice(acc, upd, zero)
+  ROOT out = (s32[], f32[4,4], f32[16]) tuple(n, h, dus)
+}
+cond {
+  p = (s32[], f32[4,4], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(3)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+ENTRY e {
+  w = f32[4,4] parameter(0)
+  acc = f32[16] parameter(1)
+  z = s32[] constant(0)
+  t = (s32[], f32[4,4], f32[16]) tuple(z, w, acc)
+  l = (s32[], f32[4,4], f32[16]) while(t), condition=cond, body=body
+  ROOT g = f32[16] get-tuple-element(l), index=2
+})";
+  const std::string out = Fuse(text);
+  EXPECT_NE(out.find("d = f32[4,4]{1,0} dot(t, w)"), std::string::npos) << out;
+  EXPECT_NE(out.find("dynamic-update-slice(acc, "), std::string::npos) << out;
+  // reshape(negate(dot)) is one fusion (exp, a libm call, stays out);
+  // negate, cheap, is recomputed there and kept for the loop state.
+  EXPECT_NE(out.find("h = f32[4,4]{1,0} negate(d)"), std::string::npos) << out;
+  EXPECT_GE(Count(out, " fusion("), 1) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
+TEST(LoopFusion, RespectsTheSizeLimits) {
+  std::string text = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  v0 = f32[8] negate(x)\n";
+  constexpr int kLength = 300;
+  for (int i = 1; i < kLength; ++i) {
+    text += "  v" + std::to_string(i) + " = f32[8] negate(v" + std::to_string(i - 1) + ")\n";
+  }
+  text += "  ROOT r = f32[8] abs(v" + std::to_string(kLength - 1) + ")\n}\n";
+  const std::string out = Fuse(text);
+  EXPECT_EQ(Count(out, " fusion("), 3) << out;  // 301 instructions, 128 per fusion
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
+}  // namespace
+}  // namespace xlite::cpu
