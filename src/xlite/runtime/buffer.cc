@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <utility>
 #include <vector>
@@ -28,13 +30,82 @@ Shape WithLayout(Shape shape) {
   return shape;
 }
 
+// Large blocks freed by buffers wait here for the next allocation of the
+// same size. A large allocation gets fresh pages from the kernel, and the
+// first touch of each costs a page fault (on a VM, about 2.6 us per 4 KiB
+// page here: a 64 MiB output took 43 ms to fault in, 12x the kernel that
+// filled it). A program run again asks for the same output sizes, so its
+// outputs come back warm. Small blocks are left to malloc, which reuses them.
+class LargeBlockCache {
+ public:
+  static constexpr int64_t kMinBytes = int64_t{1} << 20;
+  static constexpr size_t kMaxBlocks = 8;
+
+  // A cached block of exactly `bytes`, most recently freed first; nullptr if
+  // there is none.
+  void* Take(int64_t bytes) {
+    if (bytes < kMinBytes) return nullptr;
+    absl::MutexLock lock(&mu_);
+    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+      if (it->first != bytes) continue;
+      void* p = it->second;
+      cached_bytes_ -= bytes;
+      blocks_.erase(std::next(it).base());
+      return p;
+    }
+    return nullptr;
+  }
+
+  // Keeps `p` (of `bytes`) unless it is small or too large to keep; evicts
+  // the oldest blocks to stay within kMaxBlocks and MaxCachedBytes().
+  // False if the caller must free it.
+  bool Put(void* p, int64_t bytes) {
+    if (bytes < kMinBytes || bytes > MaxCachedBytes()) return false;
+    std::vector<std::pair<int64_t, void*>> evicted;
+    {
+      absl::MutexLock lock(&mu_);
+      blocks_.emplace_back(bytes, p);
+      cached_bytes_ += bytes;
+      while (blocks_.size() > kMaxBlocks || cached_bytes_ > MaxCachedBytes()) {
+        evicted.push_back(blocks_.front());
+        cached_bytes_ -= blocks_.front().first;
+        blocks_.erase(blocks_.begin());
+      }
+    }
+    for (auto [size, block] : evicted) {
+      ::operator delete(block, std::align_val_t(kBufferAlignment));
+    }
+    return true;
+  }
+
+ private:
+  // 1 GiB, or an eighth of the machine's memory if that is less.
+  static int64_t MaxCachedBytes() {
+    static const int64_t max = std::min<int64_t>(int64_t{1} << 30, PhysicalMemoryBytes() / 8);
+    return max;
+  }
+
+  absl::Mutex mu_;
+  std::vector<std::pair<int64_t, void*>> blocks_;  // oldest first
+  int64_t cached_bytes_ = 0;
+};
+
+LargeBlockCache& BlockCache() {
+  static LargeBlockCache* cache = new LargeBlockCache();  // never destroyed
+  return *cache;
+}
+
 void* AllocateAligned(int64_t bytes) {
+  if (void* p = BlockCache().Take(bytes)) return p;
   // At least one byte, so that even an empty array has a distinct address.
   return ::operator new(static_cast<size_t>(bytes > 0 ? bytes : 1),
                         std::align_val_t(kBufferAlignment), std::nothrow);
 }
 
-void FreeAligned(void* p) { ::operator delete(p, std::align_val_t(kBufferAlignment)); }
+void FreeAligned(void* p, int64_t bytes) {
+  if (BlockCache().Put(p, bytes)) return;
+  ::operator delete(p, std::align_val_t(kBufferAlignment));
+}
 
 // Elements between neighbours along each dimension in the layout's physical
 // order (minor_to_major[0] varies fastest).
@@ -149,7 +220,7 @@ Buffer::Buffer(Shape shape, int64_t size_bytes, void* data, bool owned)
 
 Buffer::~Buffer() {
   absl::MutexLock lock(&mu_);
-  if (owned_ && data_ != nullptr) FreeAligned(data_);
+  if (owned_ && data_ != nullptr) FreeAligned(data_, size_bytes_);
 }
 
 absl::StatusOr<std::unique_ptr<Buffer>> Buffer::Allocate(const Shape& shape) {
@@ -239,7 +310,7 @@ absl::StatusOr<std::unique_ptr<Buffer>> Buffer::Copy() const {
 
 void Buffer::MaybeFreeLocked() {
   if (!deleted_.load(std::memory_order_relaxed) || donating_ || usage_holds_ > 0) return;
-  if (owned_ && data_ != nullptr) FreeAligned(data_);
+  if (owned_ && data_ != nullptr) FreeAligned(data_, size_bytes_);
   data_ = nullptr;
 }
 

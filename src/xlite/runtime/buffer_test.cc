@@ -291,5 +291,28 @@ TEST(Buffer, DonationWaitsForEarlierReaders) {
   buffer->CancelDonation();
 }
 
+// A large block a buffer frees serves the next buffer of the same size (its
+// pages are already mapped: no page faults); Allocate still zeroes it.
+TEST(Buffer, LargeBlocksAreReusedBySameSizedBuffers) {
+  const Shape big = Shape::Array(PrimitiveType::F32, {1 << 20});  // 4 MiB
+  void* first = nullptr;
+  {
+    auto a = Buffer::AllocateUninitialized(big);
+    ASSERT_TRUE(a.ok()) << a.status();
+    first = (*a)->data();
+    std::memset(first, 0x5A, 4 << 20);
+  }
+  auto b = Buffer::Allocate(big);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ((*b)->data(), first);
+  const auto* bytes = static_cast<const unsigned char*>((*b)->data());
+  EXPECT_EQ(bytes[0], 0);
+  EXPECT_EQ(bytes[(4 << 20) - 1], 0);
+  // Another size does not take it; small buffers are malloc's.
+  auto c = Buffer::AllocateUninitialized(Shape::Array(PrimitiveType::F32, {1 << 19}));
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE((*c)->data(), first);
+}
+
 }  // namespace
 }  // namespace xlite::runtime
