@@ -442,6 +442,24 @@ absl::StatusOr<IrValues> IrEmitter::EmitBitcastConvert(const HloInstruction& ins
 
 // ---------------------------------------------------------------- reductions
 
+namespace {
+
+// A reducer that adds its two f32 or f64 parameters: a sum.
+bool IsFloatSum(const HloComputation& reducer) {
+  const HloInstruction* root = reducer.root_instruction();
+  if (reducer.num_parameters() != 2 || root == nullptr || root->opcode() != HloOpcode::kAdd ||
+      root->operand_count() != 2) {
+    return false;
+  }
+  const PrimitiveType t = root->shape().element_type();
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  return (t == PrimitiveType::F32 || t == PrimitiveType::F64) &&
+         a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter && a != b;
+}
+
+}  // namespace
+
 absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, const IrIndex& index) {
   const int64_t n = instr.operand_count() / 2;
   if (n < 1 || instr.operand_count() != 2 * n || instr.called_computations().size() != 1) {
@@ -485,6 +503,17 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, cons
     }
     ASSIGN_OR_RETURN(IrValues result, EmitConvertingCall(reducer, args, types, instr));
     if (static_cast<int64_t>(result.size()) != n) return Invalid(instr, "reducer result count");
+    // A float sum may be reassociated, as XLA:CPU's reductions are: LLVM
+    // then vectorizes the loop with several partial sums (the result can
+    // differ from the interpreter's sequential order in the last bits; it
+    // does not change between runs or partition counts). Other reducers keep
+    // the interpreter's order.
+    if (n == 1 && IsFloatSum(reducer)) {
+      if (auto* sum = llvm::dyn_cast<llvm::Instruction>(result[0]);
+          sum != nullptr && sum->getOpcode() == llvm::Instruction::FAdd) {
+        sum->setHasAllowReassoc(true);
+      }
+    }
     const Shape& root = reducer.root_instruction()->shape();
     for (int64_t i = 0; i < n; ++i) {
       const PrimitiveType result_type =
