@@ -6,6 +6,7 @@
 #include "xlite/buffers/plan_memory.h"
 #include "xlite/codegen/jit.h"
 #include "xlite/cpu/command_buffer_conversion.h"
+#include "xlite/cpu/excess_precision.h"
 #include "xlite/cpu/fusion.h"
 #include "xlite/cpu/library_layouts.h"
 #include "xlite/cpu/thunk_emitter.h"
@@ -75,6 +76,7 @@ absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& du
   if (debug.disable_all_hlo_passes || module.config().is_scheduled) return absl::OkStatus();
   HloPassPipeline pipeline("cpu-fusion");
   pipeline.AddPass<cpu::LoopFusion>();
+  if (debug.allow_excess_precision) pipeline.AddPass<cpu::ExcessPrecision>();
   pipeline.AddPass<HloCse>();
   pipeline.AddPass<HloDce>();
   pipeline.set_options(PipelineOptionsFrom(debug, dumper));

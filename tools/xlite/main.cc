@@ -75,6 +75,8 @@ commands:
              --xlite_cpu_enable_loop_kernels=BOOL   compile a while or conditional of small
                                            kernels into one function that runs the loop
                                            (default true; off under --xlite_profile)
+             --xla_allow_excess_precision=BOOL   fusions compute bf16/f16 in f32 and round
+                                           once (default true, as XLA); false rounds every op
              --inputs=random|zeros|FILE.npz|FILE.npy   arguments (default random, XLA's
                                            fake-data rules: in-range gather/scatter/slice indices)
              --seed=N                      seed for random inputs (default 0)

@@ -46,6 +46,7 @@ constexpr BoolFlagRow kBoolFlags[] = {
     {"xlite_cpu_concurrent_executor", &DebugOptions::cpu_concurrent_executor},
     {"xlite_cpu_enable_command_buffer", &DebugOptions::cpu_enable_command_buffer},
     {"xlite_cpu_enable_loop_kernels", &DebugOptions::cpu_enable_loop_kernels},
+    {"xla_allow_excess_precision", &DebugOptions::allow_excess_precision},
 };
 
 bool DebugOptions::*BoolFlag(absl::string_view name) {

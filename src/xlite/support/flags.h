@@ -51,6 +51,11 @@ struct DebugOptions {
   // into one JIT-compiled function that runs the loop itself
   // (cpu/loop_kernels.h).
   bool cpu_enable_loop_kernels = true;
+  // --xla_allow_excess_precision=true|false (XLA's flag and default): a
+  // fusion may compute bf16/f16 arithmetic in f32 and round once where the
+  // value leaves it (cpu/excess_precision.h). False: every op rounds, as the
+  // interpreter does.
+  bool allow_excess_precision = true;
 };
 
 // Applies one "--name[=value]" flag. Returns false (and leaves `options`

@@ -1,0 +1,110 @@
+#include "xlite/cpu/excess_precision.h"
+
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "xlite/compiler.h"
+#include "xlite/cpu/cpu_test_util.h"
+#include "xlite/passes/pass_test_util.h"
+#include "xlite/support/status.h"
+
+namespace xlite::cpu {
+namespace {
+
+int64_t Count(const std::string& text, const std::string& what) {
+  int64_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// (x + 1) - 1 in bf16: rounded after every op, 1 + 2^-10 is 1 and the result
+// 0; computed in f32 inside the fusion, x comes back.
+constexpr char kAddSubtract[] = R"(
+HloModule m
+f {
+  x = bf16[4] parameter(0)
+  one = bf16[] constant(1)
+  b = bf16[4] broadcast(one), dimensions={}
+  s = bf16[4] add(x, b)
+  ROOT d = bf16[4] subtract(s, b)
+}
+ENTRY e {
+  x = bf16[4] parameter(0)
+  ROOT r = bf16[4] fusion(x), kind=kLoop, calls=f
+})";
+
+TEST(ExcessPrecision, ComputesNarrowFusionsInF32AndRoundsOnce) {
+  bool changed = false;
+  const std::string out =
+      pass_test::RunPass<ExcessPrecision>(kAddSubtract, &changed,
+                                          /*then_dce=*/true, PrintOptions::Short());
+  EXPECT_TRUE(changed);
+  EXPECT_NE(out.find("s = f32[4]{0} add("), std::string::npos) << out;
+  EXPECT_NE(out.find("d = f32[4]{0} subtract(s, "), std::string::npos) << out;
+  // The parameter and the broadcast constant are read as f32 (exactly); one
+  // rounding, at the root.
+  EXPECT_NE(out.find("ROOT convert"), std::string::npos) << out;
+  EXPECT_EQ(Count(out, "f32[4]{0} convert("), 2) << out;
+  EXPECT_EQ(Count(out, "bf16[4]{0} convert("), 1) << out;
+}
+
+absl::StatusOr<Literal> CompileAndRun(const std::string& text, bool excess_precision,
+                                      const Literal& x) {
+  std::unique_ptr<HloModule> m = testing::ParseOrDie(text);
+  if (m == nullptr) return absl::InvalidArgumentError("does not parse");
+  CompileOptions options;
+  options.debug.allow_excess_precision = excess_precision;
+  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executable> e, Compile(std::move(m), options));
+  return e->ExecuteLiterals({x});
+}
+
+TEST(ExcessPrecision, TheFlagDecidesBetweenOneRoundingAndTheInterpretersRounding) {
+  // The same program unfused: the fusion pass makes the fusion.
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = bf16[4] parameter(0)
+  one = bf16[] constant(1)
+  b = bf16[4] broadcast(one), dimensions={}
+  s = bf16[4] add(x, b)
+  ROOT d = bf16[4] subtract(s, b)
+})";
+  Literal x(Shape::Array(PrimitiveType::BF16, {4}));
+  for (int64_t i = 0; i < 4; ++i) x.SetDouble(i, 0.0009765625 * (i + 1));  // 2^-10 (i+1)
+  absl::StatusOr<Literal> kept = CompileAndRun(text, /*excess_precision=*/true, x);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  absl::StatusOr<Literal> rounded = CompileAndRun(text, /*excess_precision=*/false, x);
+  ASSERT_TRUE(rounded.ok()) << rounded.status();
+  std::unique_ptr<HloModule> reference = testing::ParseOrDie(text);
+  absl::StatusOr<Literal> interpreted = Evaluate(*reference, {x});
+  ASSERT_TRUE(interpreted.ok()) << interpreted.status();
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(kept->GetDouble(i), x.GetDouble(i)) << i;
+    EXPECT_EQ(rounded->GetDouble(i), interpreted->GetDouble(i)) << i;
+  }
+  EXPECT_EQ(rounded->GetDouble(0), 0.0);  // 1 + 2^-10 rounds to 1 in bf16
+}
+
+TEST(ExcessPrecision, LeavesExplicitRoundingAndOtherTypesAlone) {
+  bool changed = true;
+  const std::string out =
+      pass_test::RunPass<ExcessPrecision>(R"(
+HloModule m
+f {
+  x = f32[4] parameter(0)
+  c = bf16[4] convert(x)
+  y = f32[4] parameter(1)
+  ROOT a = f32[4] add(x, y)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  ROOT r = f32[4] fusion(x, y), kind=kLoop, calls=f
+})",
+                                          &changed, /*then_dce=*/false, PrintOptions::Short());
+  EXPECT_FALSE(changed) << out;
+}
+
+}  // namespace
+}  // namespace xlite::cpu
