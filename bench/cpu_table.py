@@ -223,7 +223,8 @@ def main():
     out.append("xlite ÷ XLA: the better of xlite's 1- and 2-thread medians over XLA's scaled "
                "2-core median. interpreter ÷ xlite: the interpreter's median over that same "
                "xlite time. check: the compiled outputs against the interpreter's on the same "
-               "arguments (jax/README.md's tolerance).")
+               "arguments (jax/README.md's tolerance; bf16 and f8 within 4 ulps, "
+               "as fusions keep them in f32: runtime::ExcessPrecisionTolerance).")
     dispatch = sorted((w, i, t, ms, values[(w, i, t)][0]) for (w, i, t), ms in rows.items()
                       if w.startswith("dispatch_") and w.endswith("_thunk"))
     if dispatch:

@@ -495,7 +495,8 @@ std::string CheckAgainstInterpreter(const Program& p,
   for (size_t i = 0; i < want.size(); ++i) {
     absl::StatusOr<Literal> got = outputs[i]->ToLiteral();
     if (!got.ok()) return absl::StrCat("MISMATCH: out", i, ": ", got.status().message());
-    xlite::runtime::Comparison c = xlite::runtime::CompareLiterals(*got, *want[i]);
+    xlite::runtime::Comparison c =
+        xlite::runtime::CompareLiterals(*got, *want[i], xlite::runtime::ExcessPrecisionTolerance());
     if (c.matches) continue;
     // The leaf's own message names it out0: say which output it is.
     std::string why = FirstLine(c.ToString());

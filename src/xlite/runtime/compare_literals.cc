@@ -71,7 +71,7 @@ void CompareLeaf(const Literal& actual, const Literal& expected, const Tolerance
   const int components = xlite::IsComplex(t) ? 2 : 1;
   double relative = tolerance.relative;
   if (tolerance.one_ulp_of_narrow_types && MantissaBits(t) < 9) {
-    relative = std::max(relative, std::ldexp(1.0, -MantissaBits(t)));
+    relative = std::max(relative, tolerance.narrow_type_ulps * std::ldexp(1.0, -MantissaBits(t)));
   }
   const double flushed = tolerance.denormals_flushed ? SmallestNormal(t) : 0;
   double largest = 0;
