@@ -121,6 +121,26 @@ check "XLA_FLAGS dumps: XLA's file names, one snapshot per pass" $?
 "$XLITE" opt --pipeline=simplify --xlite_verify_each_pass "$tmp/dce.hlo" > "$tmp/out.txt" &&
   ! grep -q dead "$tmp/out.txt"
 check "opt --pipeline=simplify" $?
+cat > "$tmp/chain.hlo" <<'EOF'
+HloModule chain
+ENTRY e {
+  x = f32[64] parameter(0)
+  c = f32[] constant(2)
+  b = f32[64] broadcast(c), dimensions={}
+  m = f32[64] multiply(x, b)
+  ROOT n = f32[64] negate(m)
+}
+EOF
+rm -rf "$tmp/cpudumps"
+"$XLITE" opt --pipeline=cpu --xla_dump_to="$tmp/cpudumps" "$tmp/chain.hlo" > "$tmp/out.txt" &&
+  grep -q "is_scheduled=true" "$tmp/out.txt" &&
+  grep -q "fusion(f32\[64\]{0} %x), kind=kLoop, calls=%fused_computation" "$tmp/out.txt" &&
+  [ -f "$tmp/cpudumps/module_0001.chain.cpu_after_optimizations.txt" ] &&
+  diff -q "$tmp/cpudumps/module_0001.chain.cpu_after_optimizations.txt" "$tmp/out.txt" > /dev/null
+check "opt --pipeline=cpu prints cpu_after_optimizations (one fusion, scheduled)" $?
+"$XLITE" opt --pipeline=cpu --passes=dce "$tmp/chain.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -ne 0 ] && grep -q "takes no other passes" "$tmp/err.txt"
+check "opt --pipeline=cpu refuses other passes" $?
 
 cat > "$tmp/acc.mlir" <<'EOF'
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {

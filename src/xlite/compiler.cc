@@ -103,29 +103,42 @@ absl::Status RunThunkPasses(cpu::ThunkSequence& thunks, const DebugOptions& debu
   return dumper.DumpFile(".thunk_sequence_after_thunk_passes.txt", thunks.ToString());
 }
 
+// Everything up to the memory plan, with its dumps.
+absl::StatusOr<MemoryPlan> OptimizeAndPlan(HloModule& module, const DebugOptions& debug,
+                                           ModuleDumper& dumper) {
+  RETURN_IF_ERROR(VerifyModule(module));
+  RETURN_IF_ERROR(dumper.DumpStage(module, "before_optimizations"));
+
+  RETURN_IF_ERROR(Optimize(module, debug, dumper));
+  RETURN_IF_ERROR(LowerForTheRuntime(module, debug, dumper));
+  RETURN_IF_ERROR(Fuse(module, debug, dumper));
+  RETURN_IF_ERROR(dumper.DumpStage(module, "after_optimizations"));
+
+  ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(module, PlanOptionsFrom(debug)));
+  if (plan.rematerialization.has_value()) {  // --xlite_memory_limit
+    RETURN_IF_ERROR(
+        dumper.DumpFile(".xlite-rematerialization.txt", plan.rematerialization->Summary()));
+  }
+  RETURN_IF_ERROR(dumper.DumpFile(".cpu_after_optimizations.txt", PrintModule(module)));
+  RETURN_IF_ERROR(dumper.DumpFile(".cpu_after_optimizations-buffer-assignment.txt",
+                                  BufferAssignmentToXlaString(*plan.assignment)));
+  return plan;
+}
+
 }  // namespace
+
+absl::Status OptimizeHloModuleForCpu(HloModule& module, const CompileOptions& options) {
+  ModuleDumper dumper(options.debug, module, options.module_id);
+  RETURN_IF_ERROR(OptimizeAndPlan(module, options.debug, dumper).status());
+  return dumper.Finish();
+}
 
 absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<HloModule> module,
                                                              const CompileOptions& options) {
   const DebugOptions& debug = options.debug;
   ModuleDumper dumper(debug, *module, options.module_id);
-  RETURN_IF_ERROR(VerifyModule(*module));
-  RETURN_IF_ERROR(dumper.DumpStage(*module, "before_optimizations"));
-
-  RETURN_IF_ERROR(Optimize(*module, debug, dumper));
-  RETURN_IF_ERROR(LowerForTheRuntime(*module, debug, dumper));
-  RETURN_IF_ERROR(Fuse(*module, debug, dumper));
-  RETURN_IF_ERROR(dumper.DumpStage(*module, "after_optimizations"));
-
-  ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(*module, PlanOptionsFrom(debug)));
+  ASSIGN_OR_RETURN(MemoryPlan plan, OptimizeAndPlan(*module, debug, dumper));
   const BufferAssignment& assignment = *plan.assignment;
-  if (plan.rematerialization.has_value()) {  // --xlite_memory_limit
-    RETURN_IF_ERROR(
-        dumper.DumpFile(".xlite-rematerialization.txt", plan.rematerialization->Summary()));
-  }
-  RETURN_IF_ERROR(dumper.DumpFile(".cpu_after_optimizations.txt", PrintModule(*module)));
-  RETURN_IF_ERROR(dumper.DumpFile(".cpu_after_optimizations-buffer-assignment.txt",
-                                  BufferAssignmentToXlaString(assignment)));
 
   // A profile (--xlite_profile) times each kernel: no whole-loop kernels.
   cpu::ThunkEmitter emitter(assignment,

@@ -35,6 +35,12 @@ struct CompileOptions {
 absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<HloModule> module,
                                                              const CompileOptions& options = {});
 
+// The HLO half of Compile (`xlite opt --pipeline=cpu`): verification,
+// simplification, the lowering passes, fusion and memory planning (which
+// schedules the module and inserts copies). `module` is left as Compile dumps
+// it in cpu_after_optimizations.txt; the same dumps are written.
+absl::Status OptimizeHloModuleForCpu(HloModule& module, const CompileOptions& options = {});
+
 }  // namespace xlite
 
 #endif  // XLITE_COMPILER_H_

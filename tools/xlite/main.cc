@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "tools/xlite/memory.h"
 #include "tools/xlite/run.h"
+#include "xlite/compiler.h"
 #include "xlite/passes/dump.h"
 #include "xlite/passes/pipeline.h"
 #include "xlite/passes/registry.h"
@@ -44,6 +45,9 @@ commands:
              --split-input-file            .mlir: each `// -----` chunk is its own program
              --passes=a,b                  run these passes in order (see docs/passes.md)
              --pipeline=simplify           the simplification passes to a fixed point
+             --pipeline=cpu                the CPU compiler's HLO passes (simplify, lowering,
+                                           fusion, scheduling, copies): XLA's
+                                           cpu_after_optimizations
              --xlite_verify_each_pass      verify after every pass
              --xlite_pass_timing           print each pass's time on stderr
              --xla_dump_to=DIR             dump before/after_optimizations (XLA's file names)
@@ -171,7 +175,7 @@ int RunOpt(std::vector<std::string> args) {
   pipeline_options.enabled_passes_only = debug->enable_hlo_passes_only;
   int64_t module_id = 1;  // XLA numbers dumped modules from 0001
   xlite::PrintOptions options;
-  bool verify = true, split = false;
+  bool verify = true, split = false, cpu_pipeline = false, other_passes = false;
   std::string file;
   for (const std::string& arg : args) {
     auto value_of = [&](absl::string_view flag) -> std::optional<std::string> {
@@ -201,13 +205,19 @@ int RunOpt(std::vector<std::string> args) {
         absl::StatusOr<std::unique_ptr<xlite::HloPass>> pass = xlite::CreatePass(name);
         if (!pass.ok()) return Fail(std::string(pass.status().message()));
         pipeline.AddPass(std::move(*pass));
+        other_passes = true;
       }
     } else if (auto v = value_of("--pipeline")) {
+      if (*v == "cpu") {
+        cpu_pipeline = true;
+        continue;
+      }
       if (*v != "simplify")
-        return Fail(absl::StrCat("--pipeline must be simplify, got '", *v, "'"));
+        return Fail(absl::StrCat("--pipeline must be simplify or cpu, got '", *v, "'"));
       absl::StatusOr<std::unique_ptr<xlite::HloPassPipeline>> simplify = xlite::SimplifyPipeline();
       if (!simplify.ok()) return Fail(std::string(simplify.status().message()));
       pipeline.AddPass(std::move(*simplify));
+      other_passes = true;
     } else if (arg == "-" || !absl::StartsWith(arg, "-")) {
       if (!file.empty()) return Fail("opt takes one input file");
       file = arg;
@@ -216,10 +226,24 @@ int RunOpt(std::vector<std::string> args) {
     }
   }
   if (file.empty()) return Fail("opt needs an input file (or - for stdin)");
+  if (cpu_pipeline && other_passes) {
+    return Fail("--pipeline=cpu runs the CPU compiler's passes: it takes no other passes");
+  }
   std::string text, error;
   if (!ReadInput(file, &text, &error)) return Fail(error);
   // Runs the requested passes, dumping with XLA's flags and file names.
   auto optimize = [&](xlite::HloModule& module) -> int {
+    if (cpu_pipeline) {
+      // What the CPU compiler makes of it: XLA's cpu_after_optimizations.
+      xlite::CompileOptions compile;
+      compile.debug = *debug;
+      compile.module_id = module_id++;
+      if (absl::Status s = xlite::OptimizeHloModuleForCpu(module, compile); !s.ok()) {
+        std::cerr << s.message() << "\n";
+        return absl::IsUnimplemented(s) ? 3 : 1;
+      }
+      return 0;
+    }
     xlite::ModuleDumper dumper(*debug, module, module_id++);
     xlite::PipelineOptions options_with_dumps = pipeline_options;
     options_with_dumps.after_pass = [&](const xlite::HloModule& m, const xlite::PassRecord& r) {
