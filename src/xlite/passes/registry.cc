@@ -23,6 +23,7 @@
 #include "xlite/passes/scan_expander.h"
 #include "xlite/passes/sub_byte_normalization.h"
 #include "xlite/passes/tuple_simplifier.h"
+#include "xlite/passes/while_loop_invariant_code_motion.h"
 #include "xlite/passes/zero_sized_hlo_elimination.h"
 
 namespace xlite {
@@ -59,6 +60,8 @@ const std::map<std::string, Factory, std::less<>>& Factories() {
          return std::make_unique<SubByteNormalization>(SubByteNormalization::Mode::kSetElementSize);
        }},
       {"tuple-simplifier", [] { return std::make_unique<TupleSimplifier>(); }},
+      {"while-loop-invariant-code-motion",
+       [] { return std::make_unique<WhileLoopInvariantCodeMotion>(); }},
       {"zero-sized-hlo-elimination", [] { return std::make_unique<ZeroSizedHloElimination>(); }},
   };
   return *kFactories;
