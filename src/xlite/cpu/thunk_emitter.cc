@@ -38,6 +38,40 @@ int64_t ElementsOf(const Shape& shape) {
   return n;
 }
 
+bool ReadsAWindow(const HloInstruction& user, const HloInstruction& operand) {
+  switch (user.opcode()) {
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kGather:
+      return user.operand(0) == &operand &&
+             std::count(user.operands().begin(), user.operands().end(), &operand) == 1;
+    default:
+      return false;
+  }
+}
+
+// How many elements of operand `i` a kernel reads: all of them, unless it
+// only slices a window out of it (a dynamic-slice of a big loop-state array
+// reads one element, and the kernel is small).
+int64_t ElementsRead(const HloInstruction& instr, int64_t i) {
+  const HloInstruction& operand = *instr.operand(i);
+  const int64_t all = operand.shape().ElementCount();
+  if (ReadsAWindow(instr, operand)) return std::min(all, ElementsOf(instr.shape()));
+  if (instr.opcode() != HloOpcode::kFusion || instr.called_computations().size() != 1 ||
+      instr.called_computations()[0] == nullptr ||
+      i >= instr.called_computations()[0]->num_parameters()) {
+    return all;
+  }
+  const HloInstruction* param = instr.called_computations()[0]->parameter_instruction(i);
+  if (param == nullptr || param->users().empty()) return all;
+  int64_t read = 0;
+  for (const HloInstruction* user : param->users()) {
+    if (!ReadsAWindow(*user, *param)) return all;
+    read += user->shape().ElementCount();
+  }
+  return std::min(all, read);
+}
+
 }  // namespace
 
 absl::Status Unsupported(const HloInstruction& instr, absl::string_view what) {
@@ -252,8 +286,8 @@ absl::Status ThunkEmitter::EmitKernel(const HloInstruction& instr, ThunkSequence
     if (!op->shape().IsArray()) return Unsupported(instr, "a kernel with a non-array operand");
     ASSIGN_OR_RETURN(BufferSlice s, Slice(op, {}));
     buffers.push_back(s);
-    work += op->shape().ElementCount();
   }
+  for (int64_t i = 0; i < instr.operand_count(); ++i) work += ElementsRead(instr, i);
   ASSIGN_OR_RETURN(std::vector<BufferSlice> outputs, ResultSlices(instr));
   buffers.insert(buffers.end(), outputs.begin(), outputs.end());
   auto thunk =
