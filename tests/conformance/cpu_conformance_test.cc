@@ -155,6 +155,31 @@ KindCounts PrintKindTable(const std::map<std::string, KindCounts>& kinds) {
   return total;
 }
 
+// Compiles `module`, runs it on `args` and compares with the interpreter's
+// `expected` within `tolerance`, counting the outcome; a disagreement is
+// listed with its reason.
+void CompileRunAndCompare(const std::string& path, std::unique_ptr<HloModule> module,
+                          const std::vector<Literal>& args, const Literal& expected,
+                          bool allow_excess_precision, const runtime::Tolerance& tolerance,
+                          KindCounts& counts, std::vector<std::string>& disagreements) {
+  ++counts.eligible;
+  absl::StatusOr<Literal> got = CompileAndRun(std::move(module), args, allow_excess_precision);
+  if (!got.ok()) {
+    const bool unimplemented = absl::IsUnimplemented(got.status());
+    (unimplemented ? counts.unimplemented : counts.error)++;
+    disagreements.push_back(absl::StrCat(path, ": ", unimplemented ? "UNIMPLEMENTED " : "ERROR ",
+                                         FirstLine(got.status().message())));
+    return;
+  }
+  runtime::Comparison c = runtime::CompareLiterals(*got, expected, tolerance);
+  if (c.matches) {
+    ++counts.pass;
+  } else {
+    ++counts.mismatch;
+    disagreements.push_back(absl::StrCat(path, ": MISMATCH ", FirstLine(c.ToString())));
+  }
+}
+
 TEST(CpuConformance, XlaCorpusAgreesWithTheInterpreter) {
   const fs::path dir = Corpus() / "xla";
   if (!fs::exists(dir / "manifest.tsv")) {
@@ -200,27 +225,12 @@ TEST(CpuConformance, XlaCorpusAgreesWithTheInterpreter) {
           absl::StrCat(file.path, ": ", FirstLine(expected.status().message())));
       continue;
     }
-    KindCounts& counts = kinds[kind];
-    ++counts.eligible;
     if (std::getenv("XLITE_VERBOSE")) std::cerr << "compiling " << file.path << std::endl;
-    absl::StatusOr<Literal> got = CompileAndRun(std::move(*m), *args);
-    if (!got.ok()) {
-      (absl::IsUnimplemented(got.status()) ? counts.unimplemented : counts.error)++;
-      disagreements.push_back(absl::StrCat(
-          file.path, ": ", absl::IsUnimplemented(got.status()) ? "UNIMPLEMENTED " : "ERROR ",
-          FirstLine(got.status().message())));
-      continue;
-    }
     // Compiled with excess precision (the default): narrow floats within a
     // few ulps (the run below holds them to the interpreter's rounding).
-    runtime::Comparison c =
-        runtime::CompareLiterals(*got, *expected, runtime::ExcessPrecisionTolerance());
-    if (c.matches) {
-      ++counts.pass;
-    } else {
-      ++counts.mismatch;
-      disagreements.push_back(absl::StrCat(file.path, ": MISMATCH ", FirstLine(c.ToString())));
-    }
+    CompileRunAndCompare(file.path, std::move(*m), *args, *expected,
+                         /*allow_excess_precision=*/true, runtime::ExcessPrecisionTolerance(),
+                         kinds[kind], disagreements);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -326,12 +336,6 @@ absl::StatusOr<std::vector<Literal>> CompileAndRunOnDevices(
   return runtime::ExecuteOnDevices(*client, *executable, args, assignment);
 }
 
-// Every XLA corpus module that needs several devices (its config) or
-// communicates (collectives with replica_count=1 run as groups of one), on
-// replica_count x num_partitions devices, each given the seeded fake
-// arguments of the single-device run; compared per device with the
-// interpreter's EvaluateReplicated. All of them, also in make test: they are
-// small.
 // --xla_allow_excess_precision=false: fusions round bf16/f16 after every op,
 // as the interpreter does. Single-device modules with narrow floats: every
 // 3rd in make test, all under XLITE_CONFORMANCE_FULL=1 (51/51 agree, 107 s
@@ -361,22 +365,9 @@ TEST(CpuConformance, NarrowFloatModulesWithoutExcessPrecisionAgreeWithTheInterpr
     options.max_seconds = kSecondsBudget;
     absl::StatusOr<Literal> expected = Evaluate(**m, *args, options);
     if (!expected.ok()) continue;
-    KindCounts& counts = kinds[file.kind];
-    ++counts.eligible;
-    absl::StatusOr<Literal> got =
-        CompileAndRun(std::move(*m), *args, /*allow_excess_precision=*/false);
-    if (!got.ok()) {
-      (absl::IsUnimplemented(got.status()) ? counts.unimplemented : counts.error)++;
-      disagreements.push_back(absl::StrCat(file.path, ": ", FirstLine(got.status().message())));
-      continue;
-    }
-    runtime::Comparison c = runtime::CompareLiterals(*got, *expected);
-    if (c.matches) {
-      ++counts.pass;
-    } else {
-      ++counts.mismatch;
-      disagreements.push_back(absl::StrCat(file.path, ": MISMATCH ", FirstLine(c.ToString())));
-    }
+    CompileRunAndCompare(file.path, std::move(*m), *args, *expected,
+                         /*allow_excess_precision=*/false, runtime::Tolerance(), kinds[file.kind],
+                         disagreements);
   }
   std::cout << "\nNarrow-float modules, --xla_allow_excess_precision=false:\n";
   const KindCounts total = PrintKindTable(kinds);
@@ -385,6 +376,12 @@ TEST(CpuConformance, NarrowFloatModulesWithoutExcessPrecisionAgreeWithTheInterpr
   EXPECT_EQ(total.mismatch + total.error, 0) << "wrong answers or errors: see DISAGREE above";
 }
 
+// Every XLA corpus module that needs several devices (its config) or
+// communicates (collectives with replica_count=1 run as groups of one), on
+// replica_count x num_partitions devices, each given the seeded fake
+// arguments of the single-device run; compared per device with the
+// interpreter's EvaluateReplicated. All of them, also in make test: they are
+// small.
 TEST(CpuConformance, XlaCorpusOnSeveralDevicesAgreesWithTheInterpreter) {
   const fs::path dir = Corpus() / "xla";
   if (!fs::exists(dir / "manifest.tsv")) {

@@ -34,6 +34,40 @@ std::string LibmName(const char* base, llvm::Type* t) {
   return t->isFloatTy() ? absl::StrCat(base, "f") : std::string(base);
 }
 
+bool IsComplexHelperOp(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kAbs:
+    case HloOpcode::kSign:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kSinh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kMultiply:  // the helper recovers infinities
+    case HloOpcode::kDivide:
+    case HloOpcode::kPower:
+    case HloOpcode::kAtan2:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // tanh of a float without a call, so that a loop holding it vectorizes: the
 // rational approximation XLA:CPU and Eigen use (odd polynomial of degree 13
 // over even of degree 6 on x clamped to +-7.9988, where it reaches +-1; x
@@ -64,6 +98,47 @@ Value* EmitRationalTanhF32(llvm::IRBuilder<>& b, Value* x) {
 }
 
 }  // namespace
+
+// Kept next to the emitters below, which make these calls: EmitUnary's
+// libm() and intrinsics LLVM lowers to libm (exp, log, sin, cos, pow),
+// EmitBinary's fmod (frem) and atan2, EmitComplexOp's helper().
+bool CallsScalarLibrary(const HloInstruction& instr) {
+  const PrimitiveType type = TypeOf(instr);
+  const HloOpcode op = instr.opcode();
+  if (!(HloOpcodeTraits(op) & kElementwise)) return false;
+  if (IsComplex(type) || (instr.operand_count() > 0 && IsComplex(TypeOf(*instr.operand(0))))) {
+    return IsComplexHelperOp(op);
+  }
+  if (!IsFloatingPoint(type)) return false;
+  switch (op) {
+    case HloOpcode::kTanh:  // a rational approximation below f64
+      return type == PrimitiveType::F64;
+    case HloOpcode::kCbrt:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kSinh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kErf:
+    case HloOpcode::kPower:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kRemainder:
+      return true;
+    default:
+      return false;
+  }
+}
 
 absl::StatusOr<Value*> IrEmitter::EmitElementwise(const HloInstruction& instr,
                                                   const IrIndex& index) {

@@ -122,6 +122,11 @@ std::vector<int64_t> PhysicalStrides(const Shape& shape);
 // The dimensions of `shape` from the most minor to the most major.
 std::vector<int64_t> MinorToMajor(const Shape& shape);
 
+// True if the kernel computes `instr`'s elements by a scalar C library call
+// (libm, or a complex helper of runtime_symbols.cc): a loop holding one does
+// not vectorize. Elementwise opcodes only; false for everything else.
+bool CallsScalarLibrary(const HloInstruction& instr);
+
 }  // namespace xlite::codegen
 
 #endif  // XLITE_CODEGEN_KERNEL_H_

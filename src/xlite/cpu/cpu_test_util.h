@@ -32,6 +32,13 @@ b2 {
 }
 )";
 
+// How many times `what` occurs in `text` (overlapping ones too).
+inline int64_t Occurrences(const std::string& text, const std::string& what) {
+  int64_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 inline std::unique_ptr<HloModule> ParseOrDie(const std::string& text) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "test");
   EXPECT_TRUE(m.ok()) << m.status();

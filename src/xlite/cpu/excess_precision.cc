@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "xlite/ir/computation.h"
+#include "xlite/ir/name_uniquer.h"
 
 namespace xlite::cpu {
 namespace {
@@ -57,7 +57,7 @@ bool IsDataMovement(HloOpcode op) {
 
 class WidenComputation {
  public:
-  WidenComputation(HloComputation& computation, absl::flat_hash_set<std::string>& names)
+  WidenComputation(HloComputation& computation, NameUniquer& names)
       : computation_(computation), names_(names) {}
 
   bool Run() {
@@ -74,25 +74,17 @@ class WidenComputation {
     if (!changed) return false;
     RemoveDead(computation_.MakeInstructionPostOrder());
     for (auto& [wide, name] : renames_) {
-      if (names_.contains(name)) continue;
-      names_.erase(wide->name());
-      names_.insert(name);
+      if (!names_.TryTake(name)) continue;
+      names_.Release(wide->name());
       wide->set_name(name);
     }
     return true;
   }
 
  private:
-  std::string Unique(const std::string& base) {
-    std::string name = base;
-    for (int n = 1; names_.contains(name); ++n) name = absl::StrCat(base, ".", n);
-    names_.insert(name);
-    return name;
-  }
-
   HloInstruction* Add(HloOpcode opcode, const std::string& name, Shape shape,
                       const std::vector<HloInstruction*>& operands) {
-    auto instr = std::make_unique<HloInstruction>(opcode, Unique(name), std::move(shape));
+    auto instr = std::make_unique<HloInstruction>(opcode, names_.Get(name), std::move(shape));
     for (HloInstruction* op : operands) instr->AppendOperand(op);
     return computation_.AddInstruction(std::move(instr));
   }
@@ -175,7 +167,7 @@ class WidenComputation {
           instr->opcode() == HloOpcode::kParameter) {
         continue;
       }
-      names_.erase(instr->name());
+      names_.Release(instr->name());
       wide_.erase(instr);
       instr->DetachFromOperands();
       computation_.RemoveInstruction(instr);
@@ -183,7 +175,7 @@ class WidenComputation {
   }
 
   HloComputation& computation_;
-  absl::flat_hash_set<std::string>& names_;
+  NameUniquer& names_;
   absl::flat_hash_map<const HloInstruction*, HloInstruction*> wide_;
   std::vector<std::pair<HloInstruction*, std::string>> renames_;
 };
@@ -191,11 +183,7 @@ class WidenComputation {
 }  // namespace
 
 absl::StatusOr<bool> ExcessPrecision::Run(HloModule& module) {
-  absl::flat_hash_set<std::string> names;
-  for (const auto& c : module.computations()) {
-    names.insert(c->name());
-    for (const auto& i : c->instructions()) names.insert(i->name());
-  }
+  NameUniquer names = NameUniquer::ForInstructions(module);
   bool changed = false;
   for (const auto& c : module.computations()) {
     const HloInstruction* fusion = c->fusion_instruction();

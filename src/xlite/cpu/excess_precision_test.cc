@@ -12,11 +12,7 @@
 namespace xlite::cpu {
 namespace {
 
-int64_t Count(const std::string& text, const std::string& what) {
-  int64_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::Occurrences;
 
 // (x + 1) - 1 in bf16: rounded after every op, 1 + 2^-10 is 1 and the result
 // 0; computed in f32 inside the fusion, x comes back.
@@ -45,8 +41,8 @@ TEST(ExcessPrecision, ComputesNarrowFusionsInF32AndRoundsOnce) {
   // The parameter and the broadcast constant are read as f32 (exactly); one
   // rounding, at the root.
   EXPECT_NE(out.find("ROOT convert"), std::string::npos) << out;
-  EXPECT_EQ(Count(out, "f32[4]{0} convert("), 2) << out;
-  EXPECT_EQ(Count(out, "bf16[4]{0} convert("), 1) << out;
+  EXPECT_EQ(Occurrences(out, "f32[4]{0} convert("), 2) << out;
+  EXPECT_EQ(Occurrences(out, "bf16[4]{0} convert("), 1) << out;
 }
 
 absl::StatusOr<Literal> CompileAndRun(const std::string& text, bool excess_precision,

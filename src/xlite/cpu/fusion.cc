@@ -8,80 +8,29 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "xlite/analysis/call_graph.h"
+#include "xlite/codegen/kernel.h"
 #include "xlite/ir/computation.h"
+#include "xlite/ir/name_uniquer.h"
+#include "xlite/support/status.h"
 
 namespace xlite::cpu {
 namespace {
 
+// Worth computing once rather than in every reader: the unary
+// transcendentals (the opcodes that may carry result_accuracy, sqrt and rsqrt
+// among them), atan, and division-like binary ops.
 bool IsExpensive(HloOpcode opcode) {
+  if (HloOpcodeTraits(opcode) & kResultAccuracy) return true;
   switch (opcode) {
+    case HloOpcode::kAtan:
     case HloOpcode::kDivide:
     case HloOpcode::kRemainder:
     case HloOpcode::kPower:
     case HloOpcode::kAtan2:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kTanh:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kErf:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
       return true;
     default:
       return false;
-  }
-}
-
-// Floating-point ops the code generator computes with a scalar C library
-// call (libm; complex helpers): a loop holding one does not vectorize, so
-// fusing one with vectorizable ops would make them scalar too. They stay
-// kernels of their own until the emitters have vector versions.
-bool IsScalarCall(const HloInstruction& instr) {
-  const PrimitiveType type = instr.shape().element_type();
-  if (!IsFloatingPoint(type) && !IsComplex(type)) return false;
-  switch (instr.opcode()) {
-    case HloOpcode::kTanh:  // a rational approximation below f64
-      return type == PrimitiveType::F64 || IsComplex(type);
-    case HloOpcode::kCbrt:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kSinh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kErf:
-    case HloOpcode::kPower:
-    case HloOpcode::kAtan2:
-      return true;
-    default:
-      return IsComplex(type) && (HloOpcodeTraits(instr.opcode()) & kElementwise) &&
-             instr.opcode() != HloOpcode::kAdd && instr.opcode() != HloOpcode::kSubtract &&
-             instr.opcode() != HloOpcode::kNegate && instr.opcode() != HloOpcode::kReal &&
-             instr.opcode() != HloOpcode::kImag && instr.opcode() != HloOpcode::kComplex;
   }
 }
 
@@ -89,7 +38,10 @@ bool IsScalarCall(const HloInstruction& instr) {
 bool Movable(const HloInstruction& instr) {
   return instr.shape().IsArray() && instr.shape().is_static() && !instr.HasSideEffect() &&
          instr.control_predecessors().empty() && instr.control_successors().empty() &&
-         !IsScalarCall(instr);
+         // A libm call keeps the loop around it from vectorizing, so fusing
+         // one with vector work would make that work scalar: it stays a
+         // kernel of its own until the emitters have vector versions.
+         !codegen::CallsScalarLibrary(instr);
 }
 
 // Instructions a kernel computes element by element from its operands'
@@ -128,33 +80,14 @@ bool ReusesOperand(const HloInstruction& user, const HloInstruction& operand) {
          user.shape().ElementCount() > operand.shape().ElementCount();
 }
 
-// The computations that run as a sequence of thunks: the entry and,
-// through while / conditional / call, what they run.
-std::vector<HloComputation*> SequentialComputations(const HloModule& module) {
-  std::vector<HloComputation*> out;
-  absl::flat_hash_set<HloComputation*> seen;
-  std::vector<HloComputation*> work;
-  if (module.entry_computation() != nullptr) work.push_back(module.entry_computation());
-  while (!work.empty()) {
-    HloComputation* c = work.back();
-    work.pop_back();
-    if (c == nullptr || !seen.insert(c).second) continue;
-    out.push_back(c);
-    for (const auto& i : c->instructions()) {
-      if (i->opcode() == HloOpcode::kWhile || i->opcode() == HloOpcode::kConditional ||
-          i->opcode() == HloOpcode::kCall) {
-        for (HloComputation* called : i->called_computations()) work.push_back(called);
-      }
-    }
-  }
-  return out;
-}
-
 class ComputationFusion {
  public:
-  ComputationFusion(HloModule& module, HloComputation& computation,
-                    absl::flat_hash_set<std::string>& names)
-      : module_(module), computation_(computation), names_(names) {}
+  ComputationFusion(HloModule& module, HloComputation& computation, NameUniquer& names,
+                    NameUniquer& computation_names)
+      : module_(module),
+        computation_(computation),
+        names_(names),
+        computation_names_(computation_names) {}
 
   bool Run() {
     post_order_ = computation_.MakeInstructionPostOrder();
@@ -180,13 +113,6 @@ class ComputationFusion {
     absl::flat_hash_set<const HloInstruction*> member_set;
     absl::flat_hash_set<const HloInstruction*> operands;  // values read from outside
   };
-
-  std::string Unique(const std::string& base) {
-    std::string name = base;
-    for (int n = 1; names_.contains(name); ++n) name = absl::StrCat(base, ".", n);
-    names_.insert(name);
-    return name;
-  }
 
   // The operands `group` would read from outside once `producer` joins.
   int64_t OperandsWith(const Group& group, const HloInstruction* producer) const {
@@ -288,13 +214,13 @@ class ComputationFusion {
               [&](const HloInstruction* a, const HloInstruction* b) {
                 return position_.at(a) < position_.at(b);
               });
-    auto body = std::make_unique<HloComputation>(Unique("fused_computation"));
+    auto body = std::make_unique<HloComputation>(computation_names_.Get("fused_computation"));
     absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
     std::vector<HloInstruction*> operands;
     auto value_of = [&](HloInstruction* op) -> HloInstruction* {
       if (auto it = map.find(op); it != map.end()) return it->second;
       auto param = std::make_unique<HloInstruction>(
-          HloOpcode::kParameter, Unique(absl::StrCat("param_", operands.size())), op->shape());
+          HloOpcode::kParameter, names_.Get(absl::StrCat("param_", operands.size())), op->shape());
       param->attrs().parameter_number = static_cast<int64_t>(operands.size());
       HloInstruction* added = body->AddInstruction(std::move(param));
       body->SetParameter(static_cast<int64_t>(operands.size()), added);
@@ -303,7 +229,7 @@ class ComputationFusion {
       return added;
     };
     for (HloInstruction* member : group.members) {
-      auto clone = std::make_unique<HloInstruction>(member->opcode(), Unique(member->name()),
+      auto clone = std::make_unique<HloInstruction>(member->opcode(), names_.Get(member->name()),
                                                     member->shape());
       clone->attrs() = member->attrs();
       clone->set_called_computations(member->called_computations());
@@ -323,8 +249,8 @@ class ComputationFusion {
     }
     HloComputation* fused = before != nullptr ? module_.AddComputationAfter(std::move(body), before)
                                               : module_.AddComputation(std::move(body));
-    auto fusion =
-        std::make_unique<HloInstruction>(HloOpcode::kFusion, Unique("fusion"), group.root->shape());
+    auto fusion = std::make_unique<HloInstruction>(HloOpcode::kFusion, names_.Get("fusion"),
+                                                   group.root->shape());
     fusion->attrs().fusion_kind = "kLoop";
     fusion->attrs().metadata = group.root->attrs().metadata;
     fusion->set_called_computations({fused});
@@ -344,15 +270,14 @@ class ComputationFusion {
           instr == computation_.root_instruction()) {
         continue;
       }
-      names_.erase(instr->name());
+      names_.Release(instr->name());
       removed.insert(instr);
       instr->DetachFromOperands();
       computation_.RemoveInstruction(instr);
     }
     for (const Clone& c : clones_) {
-      if (!removed.contains(c.original) || names_.contains(c.original_name)) continue;
-      names_.erase(c.clone->name());
-      names_.insert(c.original_name);
+      if (!removed.contains(c.original) || !names_.TryTake(c.original_name)) continue;
+      names_.Release(c.clone->name());
       c.clone->set_name(c.original_name);
     }
   }
@@ -365,7 +290,8 @@ class ComputationFusion {
 
   HloModule& module_;
   HloComputation& computation_;
-  absl::flat_hash_set<std::string>& names_;
+  NameUniquer& names_;
+  NameUniquer& computation_names_;
   std::vector<HloInstruction*> post_order_;
   absl::flat_hash_map<const HloInstruction*, size_t> position_;
   std::vector<Group> groups_;
@@ -377,14 +303,21 @@ class ComputationFusion {
 }  // namespace
 
 absl::StatusOr<bool> LoopFusion::Run(HloModule& module) {
-  absl::flat_hash_set<std::string> names;
-  for (const auto& c : module.computations()) {
-    names.insert(c->name());
-    for (const auto& i : c->instructions()) names.insert(i->name());
-  }
+  NameUniquer names = NameUniquer::ForInstructions(module);
+  NameUniquer computation_names = NameUniquer::ForComputations(module);
+  // Only computations that run as sequences of thunks (the entry, loop
+  // bodies and conditions, branches): not reducers and other embedded
+  // computations, which the emitters evaluate element by element, nor the
+  // computations async ops wrap.
+  ASSIGN_OR_RETURN(std::unique_ptr<CallGraph> call_graph, CallGraph::Build(module));
   bool changed = false;
-  for (HloComputation* computation : SequentialComputations(module)) {
-    changed |= ComputationFusion(module, *computation, names).Run();
+  for (const CallGraphNode& node : call_graph->nodes()) {
+    HloComputation* computation = node.computation();
+    if (node.context() != CallContext::kSequential || !node.reachable_from_entry() ||
+        computation->IsAsyncComputation()) {
+      continue;
+    }
+    changed |= ComputationFusion(module, *computation, names, computation_names).Run();
   }
   return changed;
 }

@@ -13,11 +13,7 @@ std::string Fuse(const std::string& text, bool* changed = nullptr) {
   return pass_test::RunPass<LoopFusion>(text, changed, /*then_dce=*/true, PrintOptions::Short());
 }
 
-int64_t Count(const std::string& text, const std::string& what) {
-  int64_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::Occurrences;
 
 // sqrt(0.7x + 0.1) * x + 1: one fusion with the scalars inside.
 constexpr char kChain[] = R"(
@@ -41,11 +37,11 @@ TEST(LoopFusion, FusesAChainIntoOneKernel) {
   bool changed = false;
   const std::string out = Fuse(kChain, &changed);
   EXPECT_TRUE(changed);
-  EXPECT_EQ(Count(out, " fusion("), 1) << out;
+  EXPECT_EQ(Occurrences(out, " fusion("), 1) << out;
   EXPECT_NE(out.find("ROOT fusion = f32[1024]{0} fusion(x), kind=kLoop"), std::string::npos) << out;
   EXPECT_NE(out.find("t = f32[1024]{0} sqrt(s)"), std::string::npos) << out;  // names kept
   const std::string thunks = testing::ExpectAgreesWithInterpreter(kChain);
-  EXPECT_EQ(Count(thunks, "kKernel"), 1) << thunks;
+  EXPECT_EQ(Occurrences(thunks, "kKernel"), 1) << thunks;
 }
 
 // ew_chain_16M's tanh(0.7x + 0.1) * x + 1 is one fusion (tanh of f32
@@ -54,13 +50,13 @@ TEST(LoopFusion, FusesAChainIntoOneKernel) {
 TEST(LoopFusion, LeavesScalarLibraryCallsOnTheirOwn) {
   std::string text = kChain;
   text.replace(text.find("sqrt(s)"), 7, "tanh(s)");
-  EXPECT_EQ(Count(Fuse(text), " fusion("), 1) << Fuse(text);
+  EXPECT_EQ(Occurrences(Fuse(text), " fusion("), 1) << Fuse(text);
   text.replace(text.find("tanh(s)"), 7, "log(s)");
   const std::string out = Fuse(text);
-  EXPECT_EQ(Count(out, " fusion("), 2) << out;
+  EXPECT_EQ(Occurrences(out, " fusion("), 2) << out;
   EXPECT_NE(out.find("t = f32[1024]{0} log(fusion"), std::string::npos) << out;
   const std::string thunks = testing::ExpectAgreesWithInterpreter(text);
-  EXPECT_EQ(Count(thunks, "kKernel"), 3) << thunks;
+  EXPECT_EQ(Occurrences(thunks, "kKernel"), 3) << thunks;
 }
 
 TEST(LoopFusion, DuplicatesCheapProducersButNotExpensiveOnes) {
@@ -81,9 +77,9 @@ ENTRY e {
   const std::string out = Fuse(text);
   // negate and the broadcast are recomputed in both fusions; sqrt, read by
   // two of them, is computed once.
-  EXPECT_EQ(Count(out, " fusion("), 2) << out;
-  EXPECT_EQ(Count(out, "sqrt("), 1) << out;
-  EXPECT_EQ(Count(out, "negate("), 2) << out;
+  EXPECT_EQ(Occurrences(out, " fusion("), 2) << out;
+  EXPECT_EQ(Occurrences(out, "sqrt("), 1) << out;
+  EXPECT_EQ(Occurrences(out, "negate("), 2) << out;
   EXPECT_NE(out.find("ex = f32[64]{0} sqrt(x)"), std::string::npos) << out;
   testing::ExpectAgreesWithInterpreter(text);
 }
@@ -99,7 +95,7 @@ ENTRY e {
   ROOT r = f32[8,256] multiply(b, y)
 })";
   const std::string out = Fuse(text);
-  EXPECT_EQ(Count(out, " fusion("), 1) << out;
+  EXPECT_EQ(Occurrences(out, " fusion("), 1) << out;
   EXPECT_NE(out.find("l = f32[8]{0} sqrt(x)"), std::string::npos) << out;  // not inside
   EXPECT_NE(out.find("fusion(l, y)"), std::string::npos) << out;
   testing::ExpectAgreesWithInterpreter(text);
@@ -122,7 +118,7 @@ ENTRY e {
   ROOT r = f32[16] reduce(sq, z), dimensions={1}, to_apply=sum
 })";
   const std::string out = Fuse(text);
-  EXPECT_EQ(Count(out, " fusion("), 1) << out;
+  EXPECT_EQ(Occurrences(out, " fusion("), 1) << out;
   EXPECT_NE(out.find("ROOT s = f32[] add(a, b)"), std::string::npos) << out;
   EXPECT_NE(out.find("fusion(x, y)"), std::string::npos) << out;
   testing::ExpectAgreesWithInterpreter(text);
@@ -168,7 +164,7 @@ ENTRY e {
   // reshape(negate(dot)) is one fusion (exp, a libm call, stays out);
   // negate, cheap, is recomputed there and kept for the loop state.
   EXPECT_NE(out.find("h = f32[4,4]{1,0} negate(d)"), std::string::npos) << out;
-  EXPECT_GE(Count(out, " fusion("), 1) << out;
+  EXPECT_GE(Occurrences(out, " fusion("), 1) << out;
   testing::ExpectAgreesWithInterpreter(text);
 }
 
@@ -180,7 +176,7 @@ TEST(LoopFusion, RespectsTheSizeLimits) {
   }
   text += "  ROOT r = f32[8] abs(v" + std::to_string(kLength - 1) + ")\n}\n";
   const std::string out = Fuse(text);
-  EXPECT_EQ(Count(out, " fusion("), 3) << out;  // 301 instructions, 128 per fusion
+  EXPECT_EQ(Occurrences(out, " fusion("), 3) << out;  // 301 instructions, 128 per fusion
   testing::ExpectAgreesWithInterpreter(text);
 }
 

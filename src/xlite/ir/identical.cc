@@ -34,22 +34,11 @@ bool IdenticalIgnoringOperands(const HloInstruction& a, const HloInstruction& b,
 }  // namespace
 
 bool IsCommutative(const HloInstruction& instr) {
-  switch (instr.opcode()) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-      return instr.operand_count() == 2;
-    case HloOpcode::kCompare:
-      return instr.operand_count() == 2 &&
-             (instr.attrs().comparison_direction == ComparisonDirection::kEq ||
-              instr.attrs().comparison_direction == ComparisonDirection::kNe);
-    default:
-      return false;
-  }
+  if (instr.operand_count() != 2) return false;
+  if (HloOpcodeTraits(instr.opcode()) & kCommutative) return true;
+  return instr.opcode() == HloOpcode::kCompare &&
+         (instr.attrs().comparison_direction == ComparisonDirection::kEq ||
+          instr.attrs().comparison_direction == ComparisonDirection::kNe);
 }
 
 bool Identical(const HloInstruction& a, const HloInstruction& b, InstructionEq eq_operands,
@@ -146,13 +135,13 @@ bool ComputationsIdentical(const HloComputation& a, const HloComputation& b,
   return true;
 }
 
-bool StructuralComputationEquality::operator()(const HloComputation* a, const HloComputation* b) {
+bool StructuralComputationEquality::operator()(const HloComputation* a,
+                                               const HloComputation* b) const {
   if (a == b) return true;
   if (a == nullptr || b == nullptr) return false;
   if (a > b) std::swap(a, b);
   if (auto it = known_.find({a, b}); it != known_.end()) return it->second;
-  const bool equal = ComputationsIdentical(
-      *a, *b, [this](const HloComputation* x, const HloComputation* y) { return (*this)(x, y); });
+  const bool equal = ComputationsIdentical(*a, *b, *this);
   known_[{a, b}] = equal;
   return equal;
 }

@@ -18,8 +18,9 @@ namespace xlite {
 using InstructionEq = absl::FunctionRef<bool(const HloInstruction*, const HloInstruction*)>;
 using ComputationEq = absl::FunctionRef<bool(const HloComputation*, const HloComputation*)>;
 
-// Binary ops whose operands may be swapped (add, multiply, and, or, xor,
-// maximum, minimum, compare EQ/NE).
+// Binary ops whose operands may be swapped: the opcode table's commutative
+// ones (add, multiply, and, or, xor, maximum, minimum, multiply-high) and
+// compare EQ/NE.
 bool IsCommutative(const HloInstruction& instr);
 
 // Same opcode, shape (layout included), operands pairwise by `eq_operands`,
@@ -55,10 +56,11 @@ bool ComputationsIdentical(const HloComputation& a, const HloComputation& b,
 // answers kept: one per pass, as CSE uses it.
 class StructuralComputationEquality {
  public:
-  bool operator()(const HloComputation* a, const HloComputation* b);
+  bool operator()(const HloComputation* a, const HloComputation* b) const;
 
  private:
-  absl::flat_hash_map<std::pair<const HloComputation*, const HloComputation*>, bool> known_;
+  // Answers remembered; callers hold the object const (a ComputationEq).
+  mutable absl::flat_hash_map<std::pair<const HloComputation*, const HloComputation*>, bool> known_;
 };
 
 }  // namespace xlite

@@ -19,16 +19,13 @@ bool Eligible(const HloInstruction& instr) {
 // Instructions are visited after their operands, so an operand is already the
 // one representative of its class: operands compare (and hash) by identity.
 absl::StatusOr<bool> HloCse::Run(HloModule& module) {
-  StructuralComputationEquality equal_computations;
+  const StructuralComputationEquality equal_computations;
   auto by_identity = [](const HloInstruction* a, const HloInstruction* b) { return a == b; };
   auto hash = [](const HloInstruction* i) {
     return HashInstruction(*i, [](const HloInstruction* op) { return absl::HashOf(op); });
   };
-  auto equal_called = [&](const HloComputation* a, const HloComputation* b) {
-    return equal_computations(a, b);
-  };
   auto equal = [&](const HloInstruction* a, const HloInstruction* b) {
-    return IdenticalIgnoringCommutativeOperandOrder(*a, *b, by_identity, equal_called);
+    return IdenticalIgnoringCommutativeOperandOrder(*a, *b, by_identity, equal_computations);
   };
   bool changed = false;
   for (const auto& computation : module.computations()) {

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "xlite/ir/computation.h"
+#include "xlite/ir/name_uniquer.h"
 
 namespace xlite {
 namespace {
@@ -37,7 +38,7 @@ bool ReadsParameterByElement(const HloComputation& c) {
 
 class LoopMotion {
  public:
-  LoopMotion(HloComputation& computation, absl::flat_hash_set<std::string>& names)
+  LoopMotion(HloComputation& computation, NameUniquer& names)
       : computation_(computation), names_(names) {}
 
   bool Run(HloInstruction* loop) {
@@ -96,7 +97,6 @@ class LoopMotion {
     // loop: an invariant element is the init tuple's operand.
     absl::flat_hash_map<const HloInstruction*, HloInstruction*> outside;
     std::vector<HloInstruction*> new_init = init->operands();
-    std::vector<HloInstruction*> clones;
     for (HloInstruction* h : hoisted) new_init.push_back(CloneOutside(h, init, outside));
 
     // The loop state grows by one element per hoisted value.
@@ -148,16 +148,9 @@ class LoopMotion {
   }
 
  private:
-  std::string Unique(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; names_.contains(name); ++i) name = absl::StrCat(base, ".", i);
-    names_.insert(name);
-    return name;
-  }
-
   HloInstruction* Add(HloComputation& c, HloOpcode opcode, const std::string& name, Shape shape,
                       const std::vector<HloInstruction*>& operands) {
-    auto instr = std::make_unique<HloInstruction>(opcode, Unique(name), std::move(shape));
+    auto instr = std::make_unique<HloInstruction>(opcode, names_.Get(name), std::move(shape));
     for (HloInstruction* op : operands) instr->AppendOperand(op);
     return c.AddInstruction(std::move(instr));
   }
@@ -182,7 +175,7 @@ class LoopMotion {
   }
 
   HloComputation& computation_;
-  absl::flat_hash_set<std::string>& names_;
+  NameUniquer& names_;
 };
 
 }  // namespace
@@ -191,10 +184,7 @@ absl::StatusOr<bool> WhileLoopInvariantCodeMotion::Run(HloModule& module) {
   // A schedule would need the new instructions placed: scheduled modules
   // keep their loops.
   if (module.config().is_scheduled) return false;
-  absl::flat_hash_set<std::string> names;
-  for (const auto& c : module.computations()) {
-    for (const auto& i : c->instructions()) names.insert(i->name());
-  }
+  NameUniquer names = NameUniquer::ForInstructions(module);
   bool changed = false;
   for (const auto& c : module.computations()) {
     if (c->fusion_instruction() != nullptr) continue;
