@@ -31,30 +31,69 @@ bool CallComparator(const void* const* elements, void* context) {
 
 SortThunk::SortThunk(ThunkInfo info, std::vector<int64_t> dims, int64_t dimension,
                      std::vector<int> element_bytes, std::vector<BufferSlice> operands,
-                     std::vector<BufferSlice> outputs)
+                     std::vector<BufferSlice> outputs, std::optional<hostlib::SortKey> key)
     : Thunk(Kind::kLibrary, std::move(info)),
       dims_(std::move(dims)),
       dimension_(dimension),
       element_bytes_(std::move(element_bytes)),
       operands_(std::move(operands)),
-      outputs_(std::move(outputs)) {}
+      outputs_(std::move(outputs)),
+      key_(std::move(key)) {}
 
 absl::Status SortThunk::Execute(const ExecuteParams& params) const {
-  if (comparator_ == nullptr) {
+  if (comparator_ == nullptr && !key_) {
     return absl::InternalError(
         absl::StrCat("sort thunk for '", info().instruction, "' has no compiled comparator"));
   }
-  absl::InlinedVector<void*, 4> outputs(outputs_.size());
-  for (size_t i = 0; i < outputs_.size(); ++i) {
+  const size_t n = outputs_.size();
+  absl::InlinedVector<void*, 4> outputs(n);
+  absl::InlinedVector<const void*, 4> inputs(n);
+  for (size_t i = 0; i < n; ++i) {
     outputs[i] = params.buffers->Get(outputs_[i]);
-    const void* from = params.buffers->Get(operands_[i]);
-    if (from != outputs[i] && outputs_[i].size > 0) {
-      std::memmove(outputs[i], from, static_cast<size_t>(outputs_[i].size));
+    inputs[i] = params.buffers->Get(operands_[i]);
+  }
+  // The radix sort reads the operands and writes the results; an operand
+  // that partly overlaps a result (never seen from buffer assignment) is
+  // copied first and sorted in place.
+  bool disjoint = true;
+  for (size_t i = 0; i < n; ++i) {
+    const auto* in = static_cast<const uint8_t*>(inputs[i]);
+    for (size_t j = 0; j < n; ++j) {
+      const auto* out = static_cast<const uint8_t*>(outputs[j]);
+      const bool overlap = in < out + outputs_[j].size && out < in + operands_[i].size;
+      if (overlap && !(i == j && in == out)) disjoint = false;
     }
   }
-  ComparatorCall call{comparator_, 2 * outputs_.size()};
-  absl::Status s = CallCatchingOutOfMemory([&] {
-    return hostlib::Sort(dims_, dimension_, outputs, element_bytes_, &CallComparator, &call);
+  auto copy_in = [&] {
+    for (size_t i = 0; i < n; ++i) {
+      if (inputs[i] != outputs[i] && outputs_[i].size > 0) {
+        std::memmove(outputs[i], inputs[i], static_cast<size_t>(outputs_[i].size));
+      }
+      inputs[i] = outputs[i];
+    }
+  };
+  if (!disjoint) copy_in();
+  hostlib::SortParallelism parallelism;
+  if (params.runner != nullptr && params.runner->num_threads() > 1) {
+    parallelism.threads = params.runner->num_threads();
+    parallelism.run = [runner = params.runner](int64_t parts, absl::FunctionRef<void(int64_t)> fn) {
+      runner->ParallelFor(parts, fn);
+    };
+  }
+  ComparatorCall call{comparator_, 2 * n};
+  absl::Status s = CallCatchingOutOfMemory([&]() -> absl::Status {
+    if (key_) {
+      absl::StatusOr<bool> sorted = hostlib::SortByKey(dims_, dimension_, inputs, outputs,
+                                                       element_bytes_, *key_, parallelism);
+      if (!sorted.ok()) return sorted.status();
+      if (*sorted) return absl::OkStatus();
+    }
+    if (comparator_ == nullptr) {
+      return absl::InternalError("the radix sort declined a key it always takes");
+    }
+    copy_in();
+    return hostlib::Sort(dims_, dimension_, outputs, element_bytes_, &CallComparator, &call,
+                         parallelism);
   });
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat("sort '", info().instruction, "': ", s.message()));
@@ -70,8 +109,11 @@ std::vector<BufferUse> SortThunk::buffer_uses() const {
 }
 
 std::string SortThunk::Details() const {
-  return absl::StrCat("sort dims=[", absl::StrJoin(dims_, ","), "] dimension=", dimension_,
-                      " operands=", operands_.size());
+  return absl::StrCat(
+      "sort dims=[", absl::StrJoin(dims_, ","), "] dimension=", dimension_,
+      " operands=", operands_.size(),
+      key_ ? absl::StrCat(" radix_key=", key_->operand, key_->descending ? " descending" : "")
+           : "");
 }
 
 }  // namespace xlite::cpu

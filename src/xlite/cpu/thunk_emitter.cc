@@ -10,6 +10,7 @@
 #include "xlite/cpu/kernel_thunk.h"
 #include "xlite/cpu/library_emitter.h"
 #include "xlite/cpu/loop_kernels.h"
+#include "xlite/cpu/sort_key.h"
 #include "xlite/cpu/sort_thunk.h"
 #include "xlite/ir/computation.h"
 #include "xlite/support/status.h"
@@ -332,6 +333,16 @@ absl::Status ThunkEmitter::EmitSort(const HloInstruction& instr, ThunkSequence& 
   if (static_cast<int64_t>(outputs.size()) != n) {
     return Unsupported(instr, "a result that is not one array per operand");
   }
+  std::optional<hostlib::SortKey> key = SortKeyOf(instr);
+  auto thunk = std::make_unique<SortThunk>(InfoOf(instr), instr.operand(0)->shape().dimensions(),
+                                           (*instr.attrs().dimensions)[0], std::move(element_bytes),
+                                           std::move(operands), std::move(outputs), key);
+  // A key the radix sort always takes needs no compiled comparator; IEEE
+  // float keys fall back to it when they hold a NaN.
+  if (key && !(key->ieee && hostlib::IsFloatType(key->type))) {
+    out.push_back(std::move(thunk));
+    return absl::OkStatus();
+  }
   // The comparator as a kLoop fusion over 2n scalars, for the JIT.
   if (scratch_ == nullptr) scratch_ = std::make_unique<HloModule>("sort_comparators");
   auto computation = std::make_unique<HloComputation>(absl::StrCat(instr.name(), ".comparator"));
@@ -354,9 +365,6 @@ absl::Status ThunkEmitter::EmitSort(const HloInstruction& instr, ThunkSequence& 
   computation->set_root_instruction(root);
   scratch_->AddComputation(std::move(computation));
 
-  auto thunk = std::make_unique<SortThunk>(InfoOf(instr), instr.operand(0)->shape().dimensions(),
-                                           (*instr.attrs().dimensions)[0], std::move(element_bytes),
-                                           std::move(operands), std::move(outputs));
   SortThunk* raw = thunk.get();
   specs_.push_back(codegen::KernelSpec{root, absl::StrCat(instr.name(), ".comparator"), nullptr});
   binders_.push_back([raw](const codegen::CompiledKernel& k) { raw->SetComparator(k.function); });
