@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "xlite/codegen/codegen_test_util.h"
 #include "xlite/codegen/denormals.h"
 #include "xlite/codegen/jit.h"
+#include "xlite/hostlib/float_convert.h"
 
 namespace xlite::codegen {
 namespace {
@@ -1094,6 +1096,43 @@ TEST(CodegenAccuracy, TanhOfFloatIsWithinItsUlpBound) {
   std::printf("tanh f32: %zu inputs, max error %lld ulp (at %.9g)\n", x.size(),
               static_cast<long long>(worst), worst_at);
   EXPECT_LE(worst, kTanhF32MaxUlp);
+}
+
+// f32 -> bf16 has its own short rounding sequence: every f32 whose low half
+// is at or next to a rounding tie (and every 4099th other pattern) against
+// hostlib's exact conversion, bit for bit, NaNs and denormals included.
+TEST(CodegenAccuracy, Bf16RoundingOfFloatPatterns) {
+  std::vector<uint32_t> bits;
+  for (uint32_t high = 0; high < 0x10000; ++high) {
+    for (uint32_t low : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu}) {
+      bits.push_back(high << 16 | low);
+    }
+  }
+  for (uint64_t b = 0; b <= 0xFFFFFFFFu; b += 4099) bits.push_back(static_cast<uint32_t>(b));
+  const std::string n = std::to_string(bits.size());
+  auto module = ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n +
+                               "] parameter(0)\n  ROOT t = bf16[" + n + "] convert(x)\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernels =
+      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<uint16_t> got(bits.size()), expected(bits.size());
+  void* buffers[] = {bits.data(), got.data()};
+  {
+    ScopedFlushDenormals gradual(false);
+    (*kernels)[0].function(buffers, 0, 1);
+  }
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < bits.size(); ++i) {
+    float f;
+    std::memcpy(&f, &bits[i], 4);
+    expected[i] = static_cast<uint16_t>(hostlib::FloatToNarrow(hostlib::ElementType::kBF16, f));
+    if (got[i] != expected[i] && ++mismatches <= 5) {
+      ADD_FAILURE() << absl::StrFormat("f32 bits %08x: bf16 %04x, expected %04x", bits[i], got[i],
+                                       expected[i]);
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
 }
 
 }  // namespace
