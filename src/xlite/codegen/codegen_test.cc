@@ -1098,6 +1098,65 @@ TEST(CodegenAccuracy, TanhOfFloatIsWithinItsUlpBound) {
   EXPECT_LE(worst, kTanhF32MaxUlp);
 }
 
+// exp of f32 is an inline polynomial (so fusions holding it vectorize):
+// every 1021st float pattern against the correctly rounded value, within
+// 1 ulp where the result is normal (the bound measured over all 2^32
+// patterns; docs/codegen.md); overflow to inf, underflow to 0 and NaN exact.
+// logistic, 1 / (1 + exp(-x)) on it, within 3 ulp.
+TEST(CodegenAccuracy, ExpAndLogisticOfFloatAreWithinTheirUlpBounds) {
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 1021) {
+    const uint32_t b = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &b, 4);
+    if (!std::isnan(f)) x.push_back(f);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, 88.72f, 88.7229f, 89.0f, 1e30f, -87.33f, -103.9f, -104.0f, -1e30f,
+                  inf, -inf, std::numeric_limits<float>::quiet_NaN()}) {
+    x.push_back(f);
+  }
+  const std::string n = std::to_string(x.size());
+  auto module =
+      ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n + "] parameter(0)\n  e = f32[" + n +
+                     "] exponential(x)\n  l = f32[" + n + "] logistic(x)\n  ROOT t = (f32[" + n +
+                     "], f32[" + n + "]) tuple(e, l)\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  auto kernels = SharedJit().Compile({KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> e(x.size()), l(x.size());
+  void* exp_buffers[] = {x.data(), e.data()};
+  void* logistic_buffers[] = {x.data(), l.data()};
+  {
+    ScopedFlushDenormals gradual(false);
+    (*kernels)[0].function(exp_buffers, 0, 1);
+    (*kernels)[1].function(logistic_buffers, 0, 1);
+  }
+  int64_t worst_exp = 0, worst_logistic = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(e[i]) && std::isnan(l[i]));
+      continue;
+    }
+    const double d = static_cast<double>(x[i]);
+    const float expected_exp = static_cast<float>(std::exp(d));
+    if (expected_exp == 0 || std::isinf(expected_exp)) {
+      ASSERT_EQ(e[i], expected_exp) << x[i];
+    } else if (expected_exp >= std::numeric_limits<float>::min()) {
+      worst_exp = std::max(worst_exp, UlpDistance(e[i], expected_exp));
+    }
+    const float expected_logistic = static_cast<float>(1.0 / (1.0 + std::exp(-d)));
+    if (expected_logistic >= std::numeric_limits<float>::min()) {
+      worst_logistic = std::max(worst_logistic, UlpDistance(l[i], expected_logistic));
+    }
+  }
+  std::printf("exp f32: %zu inputs, max error %lld ulp; logistic f32: %lld ulp\n", x.size(),
+              static_cast<long long>(worst_exp), static_cast<long long>(worst_logistic));
+  EXPECT_LE(worst_exp, 1);
+  EXPECT_LE(worst_logistic, 3);
+}
+
 // f32 -> bf16 has its own short rounding sequence: every f32 whose low half
 // is at or next to a rounding tie (and every 4099th other pattern) against
 // hostlib's exact conversion, bit for bit, NaNs and denormals included.

@@ -47,6 +47,48 @@ std::vector<int64_t> RemainingDims(int64_t rank, const std::vector<int64_t>& a,
 
 }  // namespace
 
+// A reshape maps runs of result dimensions to runs of operand dimensions with
+// the same element count (splits, merges, or both); each run is linearized
+// and delinearized on its own. A split thus costs multiplies and adds, and a
+// dimension that passes through is the same index: the minor index of a
+// reshape that keeps its minor dimension stays the loop's induction variable,
+// so the loop vectorizes. (Linearizing the whole index put a division by
+// every operand dimension on each element.)
+IrIndex IrEmitter::ReshapeOperandIndex(const std::vector<int64_t>& result_dims,
+                                       const std::vector<int64_t>& operand_dims,
+                                       const IrIndex& index) {
+  int64_t count = 1;
+  for (int64_t d : result_dims) count *= d;
+  if (count == 0) return DelinearizeRowMajor(operand_dims, RowMajorLinear(result_dims, index));
+  IrIndex from;
+  size_t r = 0, o = 0;
+  while (r < result_dims.size() || o < operand_dims.size()) {
+    const size_t r0 = r, o0 = o;
+    int64_t result_count = 1, operand_count = 1;
+    if (r < result_dims.size()) result_count *= result_dims[r++];
+    if (o < operand_dims.size()) operand_count *= operand_dims[o++];
+    while (result_count != operand_count) {
+      if (result_count < operand_count) {
+        result_count *= result_dims[r++];
+      } else {
+        operand_count *= operand_dims[o++];
+      }
+    }
+    const std::vector<int64_t> result_run(result_dims.begin() + r0, result_dims.begin() + r);
+    const std::vector<int64_t> operand_run(operand_dims.begin() + o0, operand_dims.begin() + o);
+    if (operand_run.empty()) continue;  // size-1 result dimensions
+    if (result_run.size() == 1 && operand_run.size() == 1) {
+      from.push_back(index[r0]);
+      continue;
+    }
+    const IrIndex run_index(index.begin() + r0, index.begin() + r);
+    for (Value* v : DelinearizeRowMajor(operand_run, RowMajorLinear(result_run, run_index))) {
+      from.push_back(v);
+    }
+  }
+  return from;
+}
+
 absl::Status IrEmitter::ForLoopNest(const std::vector<int64_t>& sizes,
                                     absl::FunctionRef<absl::Status(const IrIndex&)> body) {
   IrIndex index;
@@ -145,8 +187,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
     }
     case HloOpcode::kReshape: {
       ASSIGN_OR_RETURN(const HloInstruction* op, operand(0));
-      Value* linear = RowMajorLinear(Dims(instr), index);
-      return Emit(*op, DelinearizeRowMajor(op->shape().dimensions(), linear));
+      return Emit(*op, ReshapeOperandIndex(Dims(instr), op->shape().dimensions(), index));
     }
     case HloOpcode::kBitcast: {
       // The bytes keep their physical position: map through both layouts.

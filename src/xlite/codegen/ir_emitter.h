@@ -97,6 +97,9 @@ class IrEmitter {
   // Row-major (logical) linear index of `index` in `dims`, and back.
   llvm::Value* RowMajorLinear(const std::vector<int64_t>& dims, const IrIndex& index);
   IrIndex DelinearizeRowMajor(const std::vector<int64_t>& dims, llvm::Value* linear);
+  // The operand index of a reshape from `operand_dims` to `result_dims`.
+  IrIndex ReshapeOperandIndex(const std::vector<int64_t>& result_dims,
+                              const std::vector<int64_t>& operand_dims, const IrIndex& index);
   // An alloca in the entry block (promoted to registers by the optimizer).
   llvm::AllocaInst* Alloca(llvm::Type* type, const char* name = "");
 
