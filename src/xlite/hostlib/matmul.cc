@@ -34,13 +34,17 @@ absl::Status CheckShape(const MatmulShape& s) {
 // ---------------------------------------------------------------------------
 // BLAS: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, so ?gemm gets B first.
 
+// A row-major [k, n] matrix is column-major [n, k] (its transpose), so op(B)
+// is "N" unless B is stored [n, k]; likewise for A.
 template <typename T>
-void Gemm(int m, int n, int k, const T* a, const T* b, T* c) {
+void Gemm(int m, int n, int k, bool transpose_a, bool transpose_b, const T* a, const T* b, T* c) {
   const T one(1), zero(0);
   const auto gemm =
       fortran::Pick<T>(fortran::sgemm_, fortran::dgemm_, fortran::cgemm_, fortran::zgemm_);
-  const int lda = std::max(k, 1), ldb = std::max(n, 1), ldc = std::max(n, 1);
-  gemm("N", "N", &n, &m, &k, &one, b, &ldb, a, &lda, &zero, c, &ldc, 1, 1);
+  const int lda = std::max(transpose_a ? m : k, 1), ldb = std::max(transpose_b ? k : n, 1);
+  const int ldc = std::max(n, 1);
+  gemm(transpose_b ? "T" : "N", transpose_a ? "T" : "N", &n, &m, &k, &one, b, &ldb, a, &lda, &zero,
+       c, &ldc, 1, 1);
 }
 
 template <typename T>
@@ -49,8 +53,8 @@ void BlasMatmul(const MatmulShape& s, const void* lhs, const void* rhs, void* ou
   const T* b = static_cast<const T*>(rhs);
   T* c = static_cast<T*>(out);
   for (int64_t i = 0; i < s.batch; ++i) {
-    Gemm<T>(static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), a + i * s.m * s.k,
-            b + i * s.k * s.n, c + i * s.m * s.n);
+    Gemm<T>(static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), s.transpose_lhs,
+            s.transpose_rhs, a + i * s.m * s.k, b + i * s.k * s.n, c + i * s.m * s.n);
   }
 }
 
@@ -99,7 +103,11 @@ void LoopMatmul(const MatmulShape& s, ElementType lhs_type, const void* lhs, Ele
       std::fill(row.begin(), row.end(), T{});
       // i-k-j order: the inner loop runs along contiguous rows of b.
       for (int64_t k = 0; k < s.k; ++k) {
-        const T x = a_batch[i * s.k + k];
+        const T x = s.transpose_lhs ? a_batch[k * s.m + i] : a_batch[i * s.k + k];
+        if (s.transpose_rhs) {
+          for (int64_t j = 0; j < s.n; ++j) row[j] += x * b_batch[j * s.k + k];
+          continue;
+        }
         const T* b_row = b_batch + k * s.n;
         for (int64_t j = 0; j < s.n; ++j) row[j] += x * b_row[j];
       }

@@ -1,6 +1,9 @@
 // Batched matrix product of row-major operands: out[b] = lhs[b] · rhs[b] with
-// lhs [batch, m, k], rhs [batch, k, n] and out [batch, m, n] -- the canonical
-// dot that the dot-decomposer pass leaves (src/xlite/passes/dot_decomposer.h).
+// lhs [batch, m, k] (stored [batch, k, m] when transpose_lhs), rhs
+// [batch, k, n] (stored [batch, n, k] when transpose_rhs) and out
+// [batch, m, n] -- the canonical dots that the dot-decomposer pass leaves
+// (src/xlite/passes/dot_decomposer.h). The libraries read a transposed
+// operand in place (oneDNN's strides, BLAS's trans flags).
 //
 // Element types follow HLO's dot: lhs, rhs and out may differ (the result
 // type is the dot's, e.g. preferred_element_type). Arithmetic, as XLA:CPU
@@ -35,6 +38,8 @@ struct MatmulShape {
   int64_t m = 0;
   int64_t k = 0;
   int64_t n = 0;
+  bool transpose_lhs = false;  // lhs stored [batch, k, m]
+  bool transpose_rhs = false;  // rhs stored [batch, n, k]
 };
 
 enum class MatmulBackend {

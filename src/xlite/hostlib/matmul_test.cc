@@ -35,7 +35,15 @@ std::string Name(const Case& c) {
 // within the roundings of the computation and the result type.
 void CheckMatmul(const Case& c, const MatmulShape& s, MatmulBackend backend, uint32_t seed,
                  MatmulBackend* used = nullptr) {
-  SCOPED_TRACE(absl::StrCat(Name(c), " [", s.batch, ",", s.m, ",", s.k, ",", s.n, "]"));
+  SCOPED_TRACE(absl::StrCat(Name(c), " [", s.batch, ",", s.m, ",", s.k, ",", s.n, "]",
+                            s.transpose_lhs ? " lhs^T" : "", s.transpose_rhs ? " rhs^T" : ""));
+  // Where element (batch, i, k) of lhs and (batch, k, j) of rhs are stored.
+  auto lhs_at = [&](int64_t batch, int64_t i, int64_t k) {
+    return s.transpose_lhs ? (batch * s.k + k) * s.m + i : (batch * s.m + i) * s.k + k;
+  };
+  auto rhs_at = [&](int64_t batch, int64_t k, int64_t j) {
+    return s.transpose_rhs ? (batch * s.n + j) * s.k + k : (batch * s.k + k) * s.n + j;
+  };
   const std::vector<uint8_t> a = RandomBuffer(c.lhs, s.batch * s.m * s.k, seed);
   const std::vector<uint8_t> b = RandomBuffer(c.rhs, s.batch * s.k * s.n, seed + 1);
   std::vector<uint8_t> out(s.batch * s.m * s.n * ElementByteWidth(c.out), 0xAB);
@@ -56,8 +64,8 @@ void CheckMatmul(const Case& c, const MatmulShape& s, MatmulBackend backend, uin
         if (integer) {
           uint64_t sum = 0;
           for (int64_t k = 0; k < s.k; ++k) {
-            sum += LoadElement<uint64_t>(c.lhs, a.data(), (batch * s.m + i) * s.k + k) *
-                   LoadElement<uint64_t>(c.rhs, b.data(), (batch * s.k + k) * s.n + j);
+            sum += LoadElement<uint64_t>(c.lhs, a.data(), lhs_at(batch, i, k)) *
+                   LoadElement<uint64_t>(c.rhs, b.data(), rhs_at(batch, k, j));
           }
           std::vector<uint8_t> expected(ElementByteWidth(c.out));
           StoreElement<uint64_t>(c.out, expected.data(), 0, sum);
@@ -69,8 +77,8 @@ void CheckMatmul(const Case& c, const MatmulShape& s, MatmulBackend backend, uin
         std::complex<double> sum = 0;
         double magnitude = 0;
         for (int64_t k = 0; k < s.k; ++k) {
-          const std::complex<double> p = Value(c.lhs, a, (batch * s.m + i) * s.k + k) *
-                                         Value(c.rhs, b, (batch * s.k + k) * s.n + j);
+          const std::complex<double> p =
+              Value(c.lhs, a, lhs_at(batch, i, k)) * Value(c.rhs, b, rhs_at(batch, k, j));
           sum += p;
           magnitude += std::abs(p);
         }
@@ -156,6 +164,27 @@ TEST(Matmul, OneDnnRunsF32AndMatchesNaiveProduct) {
       continue;
     }
     for (const MatmulShape& s : kShapes) CheckMatmul(c, s, MatmulBackend::kOneDnn, 13);
+  }
+}
+
+// Operands stored transposed, through every backend.
+TEST(Matmul, TransposedOperandsOnEveryBackend) {
+  uint32_t seed = 500;
+  for (bool transpose_lhs : {false, true}) {
+    for (bool transpose_rhs : {false, true}) {
+      for (MatmulShape s : kShapes) {
+        s.transpose_lhs = transpose_lhs;
+        s.transpose_rhs = transpose_rhs;
+        for (MatmulBackend backend :
+             {MatmulBackend::kOneDnn, MatmulBackend::kBlas, MatmulBackend::kLoops}) {
+          CheckMatmul({E::kF32, E::kF32, E::kF32}, s, backend, seed += 2);
+        }
+        CheckMatmul({E::kF64, E::kF64, E::kF64}, s, MatmulBackend::kBlas, seed += 2);
+        CheckMatmul({E::kC64, E::kC64, E::kC64}, s, MatmulBackend::kBlas, seed += 2);
+        CheckMatmul({E::kS32, E::kS32, E::kS32}, s, MatmulBackend::kLoops, seed += 2);
+        CheckMatmul({E::kBF16, E::kBF16, E::kF32}, s, MatmulBackend::kAuto, seed += 2);
+      }
+    }
   }
 }
 

@@ -255,15 +255,18 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
   const int threads = ApplyHostThreads();
   const std::string key =
       absl::StrCat("matmul:", TypesKey(lhs_type, rhs_type, out_type), ":", shape.batch, "x",
-                   shape.m, "x", shape.k, "x", shape.n, ":threads=", threads);
+                   shape.m, "x", shape.k, "x", shape.n, shape.transpose_lhs ? ":lhsT" : "",
+                   shape.transpose_rhs ? ":rhsT" : "", ":threads=", threads);
   ASSIGN_OR_RETURN(
       std::shared_ptr<const CachedPrimitive> p,
       Cache().Get(key, [&]() -> absl::StatusOr<std::shared_ptr<const CachedPrimitive>> {
         try {
           auto made = std::make_shared<CachedPrimitive>();
-          made->src = memory::desc({shape.batch, shape.m, shape.k}, *DataType(lhs_type), tag::abc);
-          made->user_weights =
-              memory::desc({shape.batch, shape.k, shape.n}, *DataType(rhs_type), tag::abc);
+          // acb: the last two dimensions stored transposed.
+          made->src = memory::desc({shape.batch, shape.m, shape.k}, *DataType(lhs_type),
+                                   shape.transpose_lhs ? tag::acb : tag::abc);
+          made->user_weights = memory::desc({shape.batch, shape.k, shape.n}, *DataType(rhs_type),
+                                            shape.transpose_rhs ? tag::acb : tag::abc);
           made->weights = made->user_weights;
           made->dst = memory::desc({shape.batch, shape.m, shape.n}, *DataType(out_type), tag::abc);
           dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(made->src, made->weights, made->dst),

@@ -46,6 +46,13 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
   return a;
 }
 
+bool IsIdentity(const std::vector<int64_t>& permutation) {
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    if (permutation[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 bool Rewritable(const HloInstruction& dot) {
   if (dot.opcode() != HloOpcode::kDot || !dot.attrs().sparsity.empty()) return false;
   if (dot.operand_count() != 2 || !dot.shape().IsArray() || !dot.shape().is_static()) return false;
@@ -71,17 +78,28 @@ absl::Status Decompose(InstructionAdder& adder, HloInstruction* dot) {
   const int64_t k = Product(ls, dnums.lhs_contracting_dimensions);
   const int64_t n = Product(rs, rhs_free);
 
+  // An operand already in (batch, contracting, free) order for the lhs, or
+  // (batch, free, contracting) for the rhs, stays as it is: the matmul reads
+  // it transposed.
+  const std::vector<int64_t> lhs_order =
+      Concat(dnums.lhs_batch_dimensions, lhs_free, dnums.lhs_contracting_dimensions);
+  const std::vector<int64_t> lhs_order_t =
+      Concat(dnums.lhs_batch_dimensions, dnums.lhs_contracting_dimensions, lhs_free);
+  const std::vector<int64_t> rhs_order =
+      Concat(dnums.rhs_batch_dimensions, dnums.rhs_contracting_dimensions, rhs_free);
+  const std::vector<int64_t> rhs_order_t =
+      Concat(dnums.rhs_batch_dimensions, rhs_free, dnums.rhs_contracting_dimensions);
+  const bool lhs_transposed = !IsIdentity(lhs_order) && IsIdentity(lhs_order_t);
+  const bool rhs_transposed = !IsIdentity(rhs_order) && IsIdentity(rhs_order_t);
   ASSIGN_OR_RETURN(
       HloInstruction * lhs_t,
-      adder.Transpose(
-          *dot, lhs, Concat(dnums.lhs_batch_dimensions, lhs_free, dnums.lhs_contracting_dimensions),
-          "lhs_transpose"));
+      adder.Transpose(*dot, lhs, lhs_transposed ? lhs_order_t : lhs_order, "lhs_transpose"));
   ASSIGN_OR_RETURN(
       HloInstruction * rhs_t,
-      adder.Transpose(
-          *dot, rhs, Concat(dnums.rhs_batch_dimensions, dnums.rhs_contracting_dimensions, rhs_free),
-          "rhs_transpose"));
+      adder.Transpose(*dot, rhs, rhs_transposed ? rhs_order_t : rhs_order, "rhs_transpose"));
   std::vector<int64_t> lhs_dims = {m, k}, rhs_dims = {k, n}, out_dims = {m, n};
+  if (lhs_transposed) lhs_dims = {k, m};
+  if (rhs_transposed) rhs_dims = {n, k};
   if (batched) {
     lhs_dims.insert(lhs_dims.begin(), b);
     rhs_dims.insert(rhs_dims.begin(), b);
@@ -99,8 +117,9 @@ absl::Status Decompose(InstructionAdder& adder, HloInstruction* dot) {
     canonical_dnums.lhs_batch_dimensions = {0};
     canonical_dnums.rhs_batch_dimensions = {0};
   }
-  canonical_dnums.lhs_contracting_dimensions = {batched ? 2 : 1};
-  canonical_dnums.rhs_contracting_dimensions = {batched ? 1 : 0};
+  const int64_t first = batched ? 1 : 0;  // the first non-batch dimension
+  canonical_dnums.lhs_contracting_dimensions = {lhs_transposed ? first : first + 1};
+  canonical_dnums.rhs_contracting_dimensions = {rhs_transposed ? first + 1 : first};
   canonical->attrs().dot_dimension_numbers = canonical_dnums;
   canonical->attrs().operand_precision = dot->attrs().operand_precision;
   canonical->attrs().algorithm = dot->attrs().algorithm;
@@ -125,15 +144,19 @@ bool IsCanonicalDot(const HloInstruction& dot) {
   const DotDimensionNumbers& d = DimensionNumbers(dot);
   const int64_t lhs_rank = dot.operand(0)->shape().rank();
   const int64_t rhs_rank = dot.operand(1)->shape().rank();
+  // One contracting dimension in either of the two last places.
+  auto contracts_one_of_the_last_two = [](const std::vector<int64_t>& dims, int64_t rank) {
+    return dims.size() == 1 && (dims[0] == rank - 1 || dims[0] == rank - 2);
+  };
+  if (!contracts_one_of_the_last_two(d.lhs_contracting_dimensions, lhs_rank) ||
+      !contracts_one_of_the_last_two(d.rhs_contracting_dimensions, rhs_rank)) {
+    return false;
+  }
   if (d.lhs_batch_dimensions.empty()) {
-    return lhs_rank == 2 && rhs_rank == 2 && d.rhs_batch_dimensions.empty() &&
-           d.lhs_contracting_dimensions == std::vector<int64_t>{1} &&
-           d.rhs_contracting_dimensions == std::vector<int64_t>{0};
+    return lhs_rank == 2 && rhs_rank == 2 && d.rhs_batch_dimensions.empty();
   }
   return lhs_rank == 3 && rhs_rank == 3 && d.lhs_batch_dimensions == std::vector<int64_t>{0} &&
-         d.rhs_batch_dimensions == std::vector<int64_t>{0} &&
-         d.lhs_contracting_dimensions == std::vector<int64_t>{2} &&
-         d.rhs_contracting_dimensions == std::vector<int64_t>{1};
+         d.rhs_batch_dimensions == std::vector<int64_t>{0};
 }
 
 absl::StatusOr<bool> DotDecomposer::Run(HloModule& module) {

@@ -3,11 +3,14 @@
 //   lhs [B, M, K] · rhs [B, K, N] -> [B, M, N]
 // (lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2},
 // rhs_contracting_dims={1}), or [M, K] · [K, N] -> [M, N] when the dot has no
-// batch dimensions. Each operand is transposed to (batch, free, contracting)
-// order for the lhs and (batch, contracting, free) for the rhs -- batch and
-// contracting dimensions in dimension-number order, free dimensions in
-// ascending order -- and reshaped so that each group is one dimension (size 1
-// when empty: a vector operand, an outer product). The result is reshaped
+// batch dimensions; an operand may also be in the other order, lhs [B, K, M]
+// (lhs_contracting_dims={1}) or rhs [B, N, K] (rhs_contracting_dims={2}),
+// which the matmul reads transposed. Each operand is transposed to (batch,
+// free, contracting) order for the lhs and (batch, contracting, free) for the
+// rhs -- batch and contracting dimensions in dimension-number order, free
+// dimensions in ascending order -- unless it needs a transpose for that order
+// and none for the other, and reshaped so that each group is one dimension
+// (size 1 when empty: a vector operand, an outer product). The result is reshaped
 // back to the dot's shape, whose row-major order is the same. Element types,
 // operand_precision and the algorithm are kept. Transposes and reshapes that
 // would do nothing are not added; a dot already canonical is left alone.

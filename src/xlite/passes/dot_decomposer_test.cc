@@ -107,15 +107,51 @@ ENTRY e {
   ExpectAllCanonical(out);
 }
 
+// An operand whose dimensions already run (batch, contracting, free) for the
+// lhs or (batch, free, contracting) for the rhs is read transposed by the
+// matmul instead of being transposed: attention's q·kᵀ, a backward pass's
+// xᵀ·dy and dy·wᵀ.
+TEST(DotDecomposer, OperandsInTheOtherOrderStayUntransposed) {
+  const std::string out = Decompose(R"(
+HloModule m
+ENTRY e {
+  q = f32[2,4,8,16] parameter(0)
+  k = f32[2,4,8,16] parameter(1)
+  x = f32[32,64] parameter(2)
+  dy = f32[32,10] parameter(3)
+  w = f32[64,10] parameter(4)
+  s = f32[2,4,8,8] dot(q, k), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_contracting_dims={3}
+  dw = f32[64,10] dot(x, dy), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  dx = f32[32,64] dot(dy, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT t = (f32[2,4,8,8], f32[64,10], f32[32,64]) tuple(s, dw, dx)
+})");
+  EXPECT_EQ(out.find("transpose("), std::string::npos) << out;
+  EXPECT_NE(out.find("%s.canonical = f32[8,8,8]{2,1,0} dot(f32[8,8,16]{2,1,0} %s.lhs_reshape, "
+                     "f32[8,8,16]{2,1,0} %s.rhs_reshape), lhs_batch_dims={0}, "
+                     "lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}"),
+            std::string::npos)
+      << out;
+  // dw and dx are canonical as written.
+  EXPECT_NE(out.find("%dw = f32[64,10]{1,0} dot(f32[32,64]{1,0} %x, f32[32,10]{1,0} %dy), "
+                     "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("%dx = f32[32,64]{1,0} dot(f32[32,10]{1,0} %dy, f32[64,10]{1,0} %w), "
+                     "lhs_contracting_dims={1}, rhs_contracting_dims={1}"),
+            std::string::npos)
+      << out;
+  ExpectAllCanonical(out);
+}
+
 TEST(DotDecomposer, ScheduledModuleStaysScheduledAndControlEdgesMove) {
   const std::string out = Decompose(R"(
 HloModule m, is_scheduled=true
 ENTRY e {
-  a = f32[4,3] parameter(0)
-  b = f32[4,5] parameter(1)
-  n = f32[4,3] negate(a)
-  d = f32[3,5] dot(n, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}, control-predecessors={n}
-  ROOT r = f32[3,5] negate(d)
+  a = f32[3,2,4] parameter(0)
+  b = f32[2,4,5] parameter(1)
+  n = f32[3,2,4] negate(a)
+  d = f32[2,3,5] dot(n, b), lhs_batch_dims={1}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, control-predecessors={n}
+  ROOT r = f32[2,3,5] negate(d)
 })");
   // The new instructions sit where the dot was, in a valid order.
   const size_t n = out.find("%n = ");
