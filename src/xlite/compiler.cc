@@ -18,9 +18,11 @@
 #include "xlite/passes/dump.h"
 #include "xlite/passes/dynamic_padder.h"
 #include "xlite/passes/expanders.h"
+#include "xlite/passes/layout_normalization.h"
 #include "xlite/passes/scan_expander.h"
 #include "xlite/passes/simplify.h"
 #include "xlite/passes/sub_byte_normalization.h"
+#include "xlite/passes/transpose_folding.h"
 #include "xlite/support/status.h"
 #include "xlite/text/printer.h"
 #include "xlite/verify/verifier.h"
@@ -46,6 +48,20 @@ absl::Status Optimize(HloModule& module, const DebugOptions& debug, ModuleDumper
   ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> simplify, SimplifyPipeline());
   simplify->set_options(PipelineOptionsFrom(debug, dumper));
   return simplify->Run(module).status();
+}
+
+// Layouts the module does not bind become row-major (so transposes move data
+// and loops read in order) and transposes fold into dots, before the
+// lowering's dot-decomposer picks each operand's order. Scheduled modules
+// keep their layouts.
+absl::Status AssignLayouts(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper) {
+  if (debug.disable_all_hlo_passes || module.config().is_scheduled) return absl::OkStatus();
+  HloPassPipeline pipeline("cpu-layout");
+  pipeline.AddPass<LayoutNormalization>();
+  pipeline.AddPass<TransposeFolding>();
+  pipeline.AddPass<HloDce>();
+  pipeline.set_options(PipelineOptionsFrom(debug, dumper));
+  return pipeline.Run(module).status();
 }
 
 // The rewrites the CPU runtime needs (they keep a schedule): fusions that
@@ -110,6 +126,7 @@ absl::StatusOr<MemoryPlan> OptimizeAndPlan(HloModule& module, const DebugOptions
   RETURN_IF_ERROR(dumper.DumpStage(module, "before_optimizations"));
 
   RETURN_IF_ERROR(Optimize(module, debug, dumper));
+  RETURN_IF_ERROR(AssignLayouts(module, debug, dumper));
   RETURN_IF_ERROR(LowerForTheRuntime(module, debug, dumper));
   RETURN_IF_ERROR(Fuse(module, debug, dumper));
   RETURN_IF_ERROR(dumper.DumpStage(module, "after_optimizations"));

@@ -62,18 +62,14 @@ absl::StatusOr<std::unique_ptr<Thunk>> EmitDot(const HloInstruction& instr, Thun
   if (!IsCanonicalDot(instr)) {
     return UnsupportedLibraryCall(instr, "a dot not in canonical form (dot-decomposer's)");
   }
-  const std::vector<int64_t>& lhs = instr.operand(0)->shape().dimensions();
-  const std::vector<int64_t>& rhs = instr.operand(1)->shape().dimensions();
-  const DotDimensionNumbers& dnums = *instr.attrs().dot_dimension_numbers;
+  const CanonicalDotDims dims = DimsOfCanonicalDot(instr);
   hostlib::MatmulShape shape;
-  const bool batched = lhs.size() == 3;
-  shape.batch = batched ? lhs[0] : 1;
-  // dot-decomposer's forms: lhs [.., m, k] or [.., k, m], rhs [.., k, n] or [.., n, k].
-  shape.transpose_lhs = dnums.lhs_contracting_dimensions[0] + 2 == static_cast<int64_t>(lhs.size());
-  shape.transpose_rhs = dnums.rhs_contracting_dimensions[0] + 1 == static_cast<int64_t>(rhs.size());
-  shape.m = shape.transpose_lhs ? lhs.back() : lhs[lhs.size() - 2];
-  shape.k = shape.transpose_lhs ? lhs[lhs.size() - 2] : lhs.back();
-  shape.n = shape.transpose_rhs ? rhs[rhs.size() - 2] : rhs.back();
+  shape.batch = dims.batch;
+  shape.m = dims.m;
+  shape.k = dims.k;
+  shape.n = dims.n;
+  shape.transpose_lhs = dims.lhs_transposed;
+  shape.transpose_rhs = dims.rhs_transposed;
   ASSIGN_OR_RETURN(ElementType lt, HostType(instr, instr.operand(0)->shape().element_type()));
   ASSIGN_OR_RETURN(ElementType rt, HostType(instr, instr.operand(1)->shape().element_type()));
   ASSIGN_OR_RETURN(ElementType ot, HostType(instr, instr.shape().element_type()));

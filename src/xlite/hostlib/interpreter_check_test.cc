@@ -123,12 +123,14 @@ std::string CheckCanonicalDot(const HloModule& module) {
   if (!ref.ok()) return ref.status().ToString();
   const Shape& l = dot.operand(0)->shape();
   const Shape& r = dot.operand(1)->shape();
-  const bool batched = l.rank() == 3;
+  const CanonicalDotDims dims = DimsOfCanonicalDot(dot);
   MatmulShape s;
-  s.batch = batched ? l.dimensions(0) : 1;
-  s.m = l.dimensions(l.rank() - 2);
-  s.k = l.dimensions(l.rank() - 1);
-  s.n = r.dimensions(r.rank() - 1);
+  s.batch = dims.batch;
+  s.m = dims.m;
+  s.k = dims.k;
+  s.n = dims.n;
+  s.transpose_lhs = dims.lhs_transposed;
+  s.transpose_rhs = dims.rhs_transposed;
   Literal out(Shape::Array(dot.shape().element_type(), dot.shape().dimensions()));
   absl::Status status =
       Matmul(s, HostType(l.element_type()), Data(ref->args[0]), HostType(r.element_type()),

@@ -159,6 +159,21 @@ bool IsCanonicalDot(const HloInstruction& dot) {
          d.rhs_batch_dimensions == std::vector<int64_t>{0};
 }
 
+CanonicalDotDims DimsOfCanonicalDot(const HloInstruction& dot) {
+  const DotDimensionNumbers& d = DimensionNumbers(dot);
+  const std::vector<int64_t>& lhs = dot.operand(0)->shape().dimensions();
+  const std::vector<int64_t>& rhs = dot.operand(1)->shape().dimensions();
+  const int64_t rank = static_cast<int64_t>(lhs.size());
+  CanonicalDotDims dims;
+  dims.batch = rank == 3 ? lhs[0] : 1;
+  dims.lhs_transposed = d.lhs_contracting_dimensions[0] == rank - 2;
+  dims.rhs_transposed = d.rhs_contracting_dimensions[0] == rank - 1;
+  dims.m = dims.lhs_transposed ? lhs[rank - 1] : lhs[rank - 2];
+  dims.k = dims.lhs_transposed ? lhs[rank - 2] : lhs[rank - 1];
+  dims.n = dims.rhs_transposed ? rhs[rank - 2] : rhs[rank - 1];
+  return dims;
+}
+
 absl::StatusOr<bool> DotDecomposer::Run(HloModule& module) {
   InstructionAdder adder(module);
   bool changed = false;

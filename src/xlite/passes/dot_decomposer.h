@@ -35,6 +35,15 @@ class DotDecomposer : public HloPass {
 // True if `dot` is in the canonical form above.
 bool IsCanonicalDot(const HloInstruction& dot);
 
+// A canonical dot's sizes, and which operands are in the other order
+// (lhs [B, K, M], rhs [B, N, K]); batch is 1 without batch dimensions.
+struct CanonicalDotDims {
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+  bool lhs_transposed = false, rhs_transposed = false;
+};
+// Precondition: IsCanonicalDot(dot).
+CanonicalDotDims DimsOfCanonicalDot(const HloInstruction& dot);
+
 }  // namespace xlite
 
 #endif  // XLITE_PASSES_DOT_DECOMPOSER_H_

@@ -17,11 +17,13 @@
 #include "xlite/passes/dot_decomposer.h"
 #include "xlite/passes/dynamic_padder.h"
 #include "xlite/passes/flatten_call_graph.h"
+#include "xlite/passes/layout_normalization.h"
 #include "xlite/passes/ragged_dot_rewriter.h"
 #include "xlite/passes/rng_expander.h"
 #include "xlite/passes/scaled_dot_rewriter.h"
 #include "xlite/passes/scan_expander.h"
 #include "xlite/passes/sub_byte_normalization.h"
+#include "xlite/passes/transpose_folding.h"
 #include "xlite/passes/tuple_simplifier.h"
 #include "xlite/passes/while_loop_invariant_code_motion.h"
 #include "xlite/passes/zero_sized_hlo_elimination.h"
@@ -46,6 +48,7 @@ const std::map<std::string, Factory, std::less<>>& Factories() {
       {"dot-decomposer", [] { return std::make_unique<DotDecomposer>(); }},
       {"dynamic-padder", [] { return std::make_unique<DynamicPadder>(); }},
       {"flatten-call-graph", [] { return std::make_unique<FlattenCallGraph>(); }},
+      {"layout-normalization", [] { return std::make_unique<LayoutNormalization>(); }},
       {"ragged-dot-rewriter", [] { return std::make_unique<RaggedDotRewriter>(); }},
       {"rng-expander", [] { return std::make_unique<RngExpander>(); }},
       {"scaled-dot-rewriter", [] { return std::make_unique<ScaledDotRewriter>(); }},
@@ -59,6 +62,7 @@ const std::map<std::string, Factory, std::less<>>& Factories() {
        [] {
          return std::make_unique<SubByteNormalization>(SubByteNormalization::Mode::kSetElementSize);
        }},
+      {"transpose-folding", [] { return std::make_unique<TransposeFolding>(); }},
       {"tuple-simplifier", [] { return std::make_unique<TupleSimplifier>(); }},
       {"while-loop-invariant-code-motion",
        [] { return std::make_unique<WhileLoopInvariantCodeMotion>(); }},
