@@ -290,6 +290,13 @@ absl::Status ThunkEmitter::EmitKernel(const HloInstruction& instr, ThunkSequence
   }
   for (int64_t i = 0; i < instr.operand_count(); ++i) work += ElementsRead(instr, i);
   ASSIGN_OR_RETURN(std::vector<BufferSlice> outputs, ResultSlices(instr));
+  // A dynamic-update-slice in place (its result shares operand 0's slice)
+  // touches only the update: a scan's per-step write into its stacked output
+  // is small work, not worth waking threads for.
+  if (instr.opcode() == HloOpcode::kDynamicUpdateSlice && outputs.size() == 1 && !buffers.empty() &&
+      outputs[0] == buffers[0] && instr.operand_count() > 1) {
+    work = 2 * instr.operand(1)->shape().ElementCount();
+  }
   buffers.insert(buffers.end(), outputs.begin(), outputs.end());
   auto thunk =
       std::make_unique<KernelThunk>(InfoOf(instr), std::move(buffers), instr.operand_count(), work);

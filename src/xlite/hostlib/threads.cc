@@ -1,5 +1,6 @@
 #include "xlite/hostlib/threads.h"
 
+#include <algorithm>
 #include <atomic>
 
 // libgomp's API: the OpenMP runtime Debian's oneDNN is built with (declared
@@ -45,6 +46,15 @@ int ApplyHostThreads() {
   omp_set_num_threads(applied_threads);
   applied_generation = current;
   return applied_threads;
+}
+
+ScopedHostThreadLimit::ScopedHostThreadLimit(int n) : budget_(ApplyHostThreads()) {
+  threads_ = std::max(1, std::min(n, budget_));
+  if (threads_ != budget_) omp_set_num_threads(threads_);
+}
+
+ScopedHostThreadLimit::~ScopedHostThreadLimit() {
+  if (threads_ != budget_) omp_set_num_threads(budget_);
 }
 
 }  // namespace xlite::hostlib

@@ -18,6 +18,21 @@ int HostThreads();
 // call (and keys its primitives by the size, which oneDNN plans them for).
 int ApplyHostThreads();
 
+// For one call on this thread: a team of at most `n` (a small problem, where
+// a team's fork and join cost more than the extra threads save); the budget
+// applies again when it is destroyed.
+class ScopedHostThreadLimit {
+ public:
+  explicit ScopedHostThreadLimit(int n);
+  ~ScopedHostThreadLimit();
+  ScopedHostThreadLimit(const ScopedHostThreadLimit&) = delete;
+  ScopedHostThreadLimit& operator=(const ScopedHostThreadLimit&) = delete;
+  int threads() const { return threads_; }
+
+ private:
+  int threads_, budget_;
+};
+
 }  // namespace xlite::hostlib
 
 #endif  // XLITE_HOSTLIB_THREADS_H_

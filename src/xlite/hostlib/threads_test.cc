@@ -32,5 +32,22 @@ TEST(HostThreads, BudgetReachesEveryCallingThreadsOpenMpTeam) {
   EXPECT_EQ(omp_get_max_threads(), default_threads);
 }
 
+TEST(HostThreads, ScopedLimitNarrowsOneCallsTeamAndRestoresTheBudget) {
+  SetHostThreads(3);
+  {
+    const ScopedHostThreadLimit limit(1);
+    EXPECT_EQ(limit.threads(), 1);
+    EXPECT_EQ(omp_get_max_threads(), 1);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  {
+    const ScopedHostThreadLimit limit(8);  // never above the budget
+    EXPECT_EQ(limit.threads(), 3);
+    EXPECT_EQ(omp_get_max_threads(), 3);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  SetHostThreads(0);
+}
+
 }  // namespace
 }  // namespace xlite::hostlib
