@@ -944,6 +944,57 @@ std::string ReadText(const std::string& path) {
   return text;
 }
 
+// Independent kernels compile as several modules on several threads; the
+// kernels (names, functions, results) are those of one module on one thread,
+// and a second Compile on the same Jit keeps its names apart.
+TEST(CodegenJit, ParallelCompilationGivesTheSameKernels) {
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[4096] parameter(0)
+  b = f32[4096] parameter(1)
+  s = f32[4096] add(a, b)
+  t = f32[4096] tanh(a)
+  e = f32[4096] exponential(b)
+  l = f32[4096] log(a)
+  ROOT r = (f32[4096], f32[4096], f32[4096], f32[4096]) tuple(s, t, e, l)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  std::vector<KernelSpec> specs;
+  for (const HloInstruction* op : root->operands()) specs.push_back(KernelSpec{op});
+  std::vector<float> a(4096), b(4096);
+  for (int i = 0; i < 4096; ++i) {
+    a[i] = 0.001f * static_cast<float>(i + 1);
+    b[i] = -0.002f * static_cast<float>(i);
+  }
+  std::vector<std::vector<float>> results[2];
+  for (int threads : {1, 3}) {
+    JitOptions options;
+    options.compile_threads = threads;
+    auto jit = Jit::Create(options);
+    ASSERT_TRUE(jit.ok()) << jit.status();
+    for (int round = 0; round < 2; ++round) {
+      auto kernels = (*jit)->Compile(specs);
+      ASSERT_TRUE(kernels.ok()) << kernels.status();
+      ASSERT_EQ(kernels->size(), specs.size());
+      EXPECT_EQ((*kernels)[1].name, round == 0 ? "t" : "t_1");
+      if (round == 1) continue;
+      for (size_t i = 0; i < specs.size(); ++i) {
+        std::vector<float> out(4096);
+        std::vector<void*> buffers;
+        for (const HloInstruction* p : specs[i].instruction->operands()) {
+          buffers.push_back(p->attrs().parameter_number == 0 ? a.data() : b.data());
+        }
+        buffers.push_back(out.data());
+        (*kernels)[i].function(buffers.data(), 0, 1);
+        results[threads == 1 ? 0 : 1].push_back(out);
+      }
+    }
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
 TEST(CodegenJit, DumpsIrBeforeAndAfterOptimization) {
   const std::string dir = ::testing::TempDir() + "/codegen_dump";
   JitOptions options;

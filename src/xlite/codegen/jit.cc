@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cctype>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -83,11 +86,22 @@ struct Jit::Impl {
   std::string cpu;
   std::string features;
   std::unique_ptr<llvm::TargetMachine> target_machine;  // for the optimizer
+  // Makes the target machines of parallel compilation (one per thread: a
+  // TargetMachine is not shared between threads).
+  std::optional<llvm::orc::JITTargetMachineBuilder> machine_builder;
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::set<std::string> names;
   int64_t modules = 0;
 
-  absl::Status Optimize(llvm::Module& module);
+  void Optimize(llvm::Module& module, llvm::TargetMachine& machine) const;
+  // A module for `specs` (named `kernel_names`) in `context`, its functions
+  // given the host's attributes and verified; `kernels` gets one entry per
+  // spec.
+  absl::StatusOr<std::unique_ptr<llvm::Module>> Emit(absl::Span<const KernelSpec> specs,
+                                                     absl::Span<const std::string> kernel_names,
+                                                     absl::string_view module_name,
+                                                     llvm::LLVMContext& context,
+                                                     std::vector<CompiledKernel>& kernels) const;
 };
 
 Jit::Jit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -116,6 +130,7 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = builder->createTargetMachine();
   if (!tm) return Internal("LLVM target machine: ", ErrorText(tm.takeError()));
   impl->target_machine = std::move(*tm);
+  impl->machine_builder = *builder;
 
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
@@ -139,7 +154,7 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
   return std::unique_ptr<Jit>(new Jit(std::move(impl)));
 }
 
-absl::Status Jit::Impl::Optimize(llvm::Module& module) {
+void Jit::Impl::Optimize(llvm::Module& module, llvm::TargetMachine& machine) const {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -147,7 +162,7 @@ absl::Status Jit::Impl::Optimize(llvm::Module& module) {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = options.opt_level >= 2;
   tuning.SLPVectorization = options.opt_level >= 2;
-  llvm::PassBuilder passes(target_machine.get(), tuning);
+  llvm::PassBuilder passes(&machine, tuning);
   passes.registerModuleAnalyses(mam);
   passes.registerCGSCCAnalyses(cgam);
   passes.registerFunctionAnalyses(fam);
@@ -171,29 +186,20 @@ absl::Status Jit::Impl::Optimize(llvm::Module& module) {
                                          ? passes.buildO0DefaultPipeline(level)
                                          : passes.buildPerModuleDefaultPipeline(level);
   pipeline.run(module, mam);
-  return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const KernelSpec> specs,
-                                                         absl::string_view dump_name) {
-  Impl& impl = *impl_;
-  auto context = std::make_unique<llvm::LLVMContext>();
+absl::StatusOr<std::unique_ptr<llvm::Module>> Jit::Impl::Emit(
+    absl::Span<const KernelSpec> specs, absl::Span<const std::string> kernel_names,
+    absl::string_view module_name, llvm::LLVMContext& context,
+    std::vector<CompiledKernel>& kernels) const {
   auto module = std::make_unique<llvm::Module>(
-      absl::StrCat("xlite_", SanitizedName(dump_name), "_", impl.modules), *context);
-  module->setDataLayout(impl.target_machine->createDataLayout());
-  module->setTargetTriple(impl.target_machine->getTargetTriple().str());
-
-  std::vector<CompiledKernel> kernels;
+      llvm::StringRef(module_name.data(), module_name.size()), context);
+  module->setDataLayout(target_machine->createDataLayout());
+  module->setTargetTriple(target_machine->getTargetTriple().str());
   std::vector<llvm::Function*> functions;
-  std::set<std::string> names_here;
-  for (const KernelSpec& spec : specs) {
-    if (spec.instruction == nullptr) return InvalidArgument("a kernel spec without instruction");
-    std::string base = SanitizedName(spec.name.empty() ? spec.instruction->name() : spec.name);
-    std::string name = base;
-    for (int k = 1; impl.names.count(name) || names_here.count(name); ++k) {
-      name = absl::StrCat(base, "_", k);
-    }
-    names_here.insert(name);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const KernelSpec& spec = specs[i];
+    const std::string& name = kernel_names[i];
     CompiledKernel kernel;
     kernel.name = name;
     if (spec.program != nullptr) {
@@ -212,10 +218,10 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
   }
   for (llvm::Function& f : *module) {
     if (f.isDeclaration()) continue;
-    f.addFnAttr("target-cpu", impl.cpu);
-    f.addFnAttr("target-features", impl.features);
-    if (impl.options.prefer_vector_width > 0) {
-      f.addFnAttr("prefer-vector-width", std::to_string(impl.options.prefer_vector_width));
+    f.addFnAttr("target-cpu", cpu);
+    f.addFnAttr("target-features", features);
+    if (options.prefer_vector_width > 0) {
+      f.addFnAttr("prefer-vector-width", std::to_string(options.prefer_vector_width));
     }
   }
   std::string verifier_errors;
@@ -223,24 +229,107 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
   if (llvm::verifyModule(*module, &verifier_out)) {
     return Internal("the code generator emitted invalid IR: ", verifier_out.str());
   }
-  const bool dump = !impl.options.dump_to.empty();
-  const std::string prefix =
-      absl::StrCat(impl.options.dump_to, "/", dump_name,
-                   impl.modules > 0 ? absl::StrCat(".", impl.modules) : std::string());
-  if (dump) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(impl.options.dump_to)) {
-      return absl::InternalError(
-          absl::StrCat("cannot create ", impl.options.dump_to, ": ", ec.message()));
+  return module;
+}
+
+absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const KernelSpec> specs,
+                                                         absl::string_view dump_name) {
+  Impl& impl = *impl_;
+  std::vector<std::string> names;
+  std::set<std::string> names_here;
+  bool independent = true;  // no spec calls another (whole-loop kernels do)
+  for (const KernelSpec& spec : specs) {
+    if (spec.instruction == nullptr) return InvalidArgument("a kernel spec without instruction");
+    std::string base = SanitizedName(spec.name.empty() ? spec.instruction->name() : spec.name);
+    std::string name = base;
+    for (int k = 1; impl.names.count(name) || names_here.count(name); ++k) {
+      name = absl::StrCat(base, "_", k);
     }
-    RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-no-opt.ll"));
+    names_here.insert(name);
+    names.push_back(std::move(name));
+    independent = independent && spec.program == nullptr && !spec.internal;
   }
-  RETURN_IF_ERROR(impl.Optimize(*module));
-  if (dump) RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-with-opt.ll"));
+  const std::string module_name =
+      absl::StrCat("xlite_", SanitizedName(dump_name), "_", impl.modules);
+  const bool dump = !impl.options.dump_to.empty();
+  int threads = impl.options.compile_threads > 0
+                    ? impl.options.compile_threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::min<size_t>(threads, specs.size()));
+  std::vector<CompiledKernel> kernels;
+
+  if (!independent || dump || threads < 2) {
+    // One module: the dumps show it whole, and whole-loop kernels call the
+    // kernels they hold.
+    auto context = std::make_unique<llvm::LLVMContext>();
+    ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                     impl.Emit(specs, names, module_name, *context, kernels));
+    const std::string prefix =
+        absl::StrCat(impl.options.dump_to, "/", dump_name,
+                     impl.modules > 0 ? absl::StrCat(".", impl.modules) : std::string());
+    if (dump) {
+      if (std::error_code ec = llvm::sys::fs::create_directories(impl.options.dump_to)) {
+        return absl::InternalError(
+            absl::StrCat("cannot create ", impl.options.dump_to, ": ", ec.message()));
+      }
+      RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-no-opt.ll"));
+    }
+    impl.Optimize(*module, *impl.target_machine);
+    if (dump) RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-with-opt.ll"));
+    if (llvm::Error e = impl.lljit->addIRModule(
+            llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+      return Internal("adding the module to the JIT: ", ErrorText(std::move(e)));
+    }
+  } else {
+    // Independent kernels: `threads` modules emitted, optimized and compiled
+    // to object code at once (LLVM's time is most of a compile), then linked
+    // into the JIT. Kernels go to the threads round robin.
+    struct Part {
+      std::vector<KernelSpec> specs;
+      std::vector<std::string> names;
+      std::vector<size_t> at;  // positions in `specs`
+      std::vector<CompiledKernel> kernels;
+      absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> object =
+          absl::InternalError("not compiled");
+    };
+    std::vector<Part> parts(threads);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      Part& part = parts[i % threads];
+      part.specs.push_back(specs[i]);
+      part.names.push_back(names[i]);
+      part.at.push_back(i);
+    }
+    auto compile_part = [&](int p) {
+      Part& part = parts[p];
+      part.object = [&]() -> absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> {
+        llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+            impl.machine_builder->createTargetMachine();
+        if (!machine) return Internal("LLVM target machine: ", ErrorText(machine.takeError()));
+        llvm::LLVMContext context;
+        ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                         impl.Emit(part.specs, part.names, absl::StrCat(module_name, "_", p),
+                                   context, part.kernels));
+        impl.Optimize(*module, **machine);
+        llvm::orc::SimpleCompiler compiler(**machine);
+        llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compiler(*module);
+        if (!object) return Internal("LLVM code generation: ", ErrorText(object.takeError()));
+        return std::move(*object);
+      }();
+    };
+    std::vector<std::thread> workers;
+    for (int p = 1; p < threads; ++p) workers.emplace_back(compile_part, p);
+    compile_part(0);
+    for (std::thread& w : workers) w.join();
+    kernels.resize(specs.size());
+    for (Part& part : parts) {
+      if (!part.object.ok()) return part.object.status();
+      if (llvm::Error e = impl.lljit->addObjectFile(std::move(*part.object))) {
+        return Internal("adding object code to the JIT: ", ErrorText(std::move(e)));
+      }
+      for (size_t j = 0; j < part.at.size(); ++j) kernels[part.at[j]] = std::move(part.kernels[j]);
+    }
+  }
   ++impl.modules;
-  if (llvm::Error e = impl.lljit->addIRModule(
-          llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
-    return Internal("adding the module to the JIT: ", ErrorText(std::move(e)));
-  }
   for (size_t i = 0; i < kernels.size(); ++i) {
     CompiledKernel& kernel = kernels[i];
     if (specs[i].internal) continue;

@@ -26,6 +26,10 @@ struct JitOptions {
   // and after optimization (<dump_name>.ir-no-opt.ll, .ir-with-opt.ll), as
   // XLA:CPU does. Empty: no dump.
   std::string dump_to;
+  // Threads that compile independent kernels at once (each its own LLVM
+  // module); 0: one per core. Dumps and whole-loop kernels compile as one
+  // module on the calling thread.
+  int compile_threads = 0;
 };
 
 // Compile() must not run on two threads at once; compiled kernels may run on
