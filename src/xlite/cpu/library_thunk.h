@@ -19,10 +19,15 @@ class LibraryThunk final : public Thunk {
  public:
   // Receives one address per use, in the order of `uses`.
   using Call = std::function<absl::Status(absl::Span<void* const> addresses)>;
+  // The same, with the run's threads (nullptr: the calling thread only).
+  using ParallelCall =
+      std::function<absl::Status(absl::Span<void* const> addresses, TaskRunner* runner)>;
 
   // kind: kLibrary or kCustomCall. `details`: what the dump prints
   // ("matmul b=1 m=64 k=32 n=16 f32").
   LibraryThunk(Kind kind, ThunkInfo info, std::vector<BufferUse> uses, Call call,
+               std::string details);
+  LibraryThunk(Kind kind, ThunkInfo info, std::vector<BufferUse> uses, ParallelCall call,
                std::string details);
 
   absl::Status Execute(const ExecuteParams& params) const override;
@@ -31,7 +36,7 @@ class LibraryThunk final : public Thunk {
 
  private:
   std::vector<BufferUse> uses_;
-  Call call_;
+  ParallelCall call_;
   std::string details_;
 };
 

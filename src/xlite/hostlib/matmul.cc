@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -119,9 +120,60 @@ void LoopMatmul(const MatmulShape& s, ElementType lhs_type, const void* lhs, Ele
 
 }  // namespace
 
+namespace {
+
+// One single-threaded oneDNN matmul per block of batches (or of rows, when
+// the lhs is not transposed: its rows and the result's are then contiguous),
+// on the caller's threads. Unimplemented (no kernel for the types) when any
+// block is; nullopt when the shape does not split.
+std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType lhs_type,
+                                              const void* lhs, ElementType rhs_type,
+                                              const void* rhs, ElementType out_type, void* out,
+                                              const HostParallelism& parallelism) {
+  const double flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.m) *
+                       static_cast<double>(s.k) * static_cast<double>(s.n);
+  if (!parallelism.run || parallelism.threads < 2 || flops < kParallelMatmulFlops) {
+    return std::nullopt;
+  }
+  const bool by_batch = s.batch >= parallelism.threads;
+  const int64_t extent = by_batch ? s.batch : s.m;
+  if (!by_batch && (s.batch != 1 || s.transpose_lhs || s.m < 2 * parallelism.threads)) {
+    return std::nullopt;
+  }
+  const int64_t parts = std::min<int64_t>(parallelism.threads, extent);
+  const int lhs_bytes = ElementByteWidth(lhs_type), rhs_bytes = ElementByteWidth(rhs_type);
+  const int out_bytes = ElementByteWidth(out_type);
+  std::vector<absl::Status> status(parts);
+  parallelism.run(parts, [&](int64_t part) {
+    const int64_t begin = extent * part / parts, end = extent * (part + 1) / parts;
+    MatmulShape block = s;
+    const auto* a = static_cast<const uint8_t*>(lhs);
+    const auto* b = static_cast<const uint8_t*>(rhs);
+    auto* c = static_cast<uint8_t*>(out);
+    if (by_batch) {
+      block.batch = end - begin;
+      a += begin * s.m * s.k * lhs_bytes;
+      b += begin * s.k * s.n * rhs_bytes;
+      c += begin * s.m * s.n * out_bytes;
+    } else {
+      block.m = end - begin;
+      a += begin * s.k * lhs_bytes;
+      c += begin * s.n * out_bytes;
+    }
+    status[part] = onednn::Matmul(block, lhs_type, a, rhs_type, b, out_type, c, /*max_threads=*/1);
+  });
+  for (const absl::Status& st : status) {
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
-                    MatmulBackend backend, MatmulBackend* used) {
+                    MatmulBackend backend, MatmulBackend* used,
+                    const HostParallelism& parallelism) {
   RETURN_IF_ERROR(CheckShape(shape));
   const int64_t out_count = shape.batch * shape.m * shape.n;
   if (out_count == 0) {
@@ -132,9 +184,12 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
   const bool int8 = IsIntegerType(lhs_type);
   const bool onednn_fits = shape.k > 0 && (!int8 || shape.k <= (int64_t{1} << 16));
   if (backend == MatmulBackend::kAuto || backend == MatmulBackend::kOneDnn) {
-    absl::Status status =
-        onednn_fits ? onednn::Matmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out)
-                    : Unimplemented("oneDNN: k = ", shape.k, " is outside the range it runs");
+    absl::Status status = Unimplemented("oneDNN: k = ", shape.k, " is outside the range it runs");
+    if (onednn_fits) {
+      std::optional<absl::Status> split =
+          SplitOneDnnMatmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out, parallelism);
+      status = split ? *split : onednn::Matmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+    }
     if (status.ok() || backend == MatmulBackend::kOneDnn || !absl::IsUnimplemented(status)) {
       if (status.ok() && used != nullptr) *used = MatmulBackend::kOneDnn;
       return status;

@@ -30,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "xlite/hostlib/element_type.h"
+#include "xlite/hostlib/threads.h"
 
 namespace xlite::hostlib {
 
@@ -50,9 +51,22 @@ enum class MatmulBackend {
 };
 
 // `used` (when given) is set to the backend that ran.
+//
+// With `parallelism` (the runtime's threads), oneDNN matmuls of at least
+// kParallelMatmulFlops run as one single-threaded oneDNN call per block of
+// batches or rows on those threads, so no OpenMP team runs beside the
+// runtime's pool (libgomp's workers spin after each call, taking the cores the
+// pool's next kernel runs on). Smaller ones run on one thread; without
+// `parallelism`, oneDNN's OpenMP team takes the host budget (threads.h).
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
-                    MatmulBackend backend = MatmulBackend::kAuto, MatmulBackend* used = nullptr);
+                    MatmulBackend backend = MatmulBackend::kAuto, MatmulBackend* used = nullptr,
+                    const HostParallelism& parallelism = {});
+
+// Below this many FLOPs (2·batch·m·k·n) a matmul runs on one thread: one
+// core finishes in microseconds, less than a team's fork and join (an LSTM
+// step's 16x128x512: 19 us on one thread, 32 us on two).
+inline constexpr double kParallelMatmulFlops = 8e6;
 
 }  // namespace xlite::hostlib
 

@@ -6,6 +6,7 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -34,7 +35,7 @@ std::string Name(const Case& c) {
 // must match exactly (wrapping in the result's width); floating-point results
 // within the roundings of the computation and the result type.
 void CheckMatmul(const Case& c, const MatmulShape& s, MatmulBackend backend, uint32_t seed,
-                 MatmulBackend* used = nullptr) {
+                 MatmulBackend* used = nullptr, const HostParallelism& parallelism = {}) {
   SCOPED_TRACE(absl::StrCat(Name(c), " [", s.batch, ",", s.m, ",", s.k, ",", s.n, "]",
                             s.transpose_lhs ? " lhs^T" : "", s.transpose_rhs ? " rhs^T" : ""));
   // Where element (batch, i, k) of lhs and (batch, k, j) of rhs are stored.
@@ -49,7 +50,7 @@ void CheckMatmul(const Case& c, const MatmulShape& s, MatmulBackend backend, uin
   std::vector<uint8_t> out(s.batch * s.m * s.n * ElementByteWidth(c.out), 0xAB);
   MatmulBackend ran;
   absl::Status status =
-      Matmul(s, c.lhs, a.data(), c.rhs, b.data(), c.out, out.data(), backend, &ran);
+      Matmul(s, c.lhs, a.data(), c.rhs, b.data(), c.out, out.data(), backend, &ran, parallelism);
   ASSERT_TRUE(status.ok()) << status;
   if (used != nullptr) *used = ran;
   const bool integer = IsIntegerType(c.lhs) && IsIntegerType(c.rhs) && IsIntegerType(c.out);
@@ -186,6 +187,32 @@ TEST(Matmul, TransposedOperandsOnEveryBackend) {
       }
     }
   }
+}
+
+// Large matmuls on the caller's threads: one single-threaded oneDNN call per
+// block of batches or rows (transposed lhs: one call with its own team).
+TEST(Matmul, SplitsAcrossTheCallersThreads) {
+  HostParallelism parallelism;
+  parallelism.threads = 3;
+  int64_t calls = 0;
+  parallelism.run = [&calls](int64_t parts, absl::FunctionRef<void(int64_t)> fn) {
+    std::vector<std::thread> threads;
+    for (int64_t p = 0; p < parts; ++p) threads.emplace_back([&fn, p] { fn(p); });
+    for (std::thread& t : threads) t.join();
+    calls += parts;
+  };
+  uint32_t seed = 900;
+  for (MatmulShape s : {MatmulShape{1, 200, 100, 300}, MatmulShape{7, 80, 100, 120}}) {
+    for (bool transpose_rhs : {false, true}) {
+      for (bool transpose_lhs : {false, true}) {
+        s.transpose_lhs = transpose_lhs;
+        s.transpose_rhs = transpose_rhs;
+        CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2, nullptr,
+                    parallelism);
+      }
+    }
+  }
+  EXPECT_EQ(calls, 3 * 2 + 3 * 4);  // rows when the lhs is not transposed; batches always
 }
 
 TEST(Matmul, AutoPicksTheLibraries) {

@@ -247,20 +247,17 @@ std::string TypesKey(ElementType lhs, ElementType rhs, ElementType out) {
   return absl::StrCat(ElementTypeName(lhs), ",", ElementTypeName(rhs), ",", ElementTypeName(out));
 }
 
-// Matmuls below this many FLOPs run on one thread.
-constexpr double kOneThreadMatmulFlops = 8e6;
-
 }  // namespace
 
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
-                    ElementType rhs_type, const void* rhs, ElementType out_type, void* out) {
+                    ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
+                    int max_threads) {
   RETURN_IF_ERROR(CheckTypes(lhs_type, rhs_type, out_type));
-  // Below a few MFLOP one core finishes in microseconds: a team's fork and
-  // join would cost more (an LSTM step's 16x128x512: 19 us on one thread,
-  // 32 us on two).
   const double flops = 2.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
                        static_cast<double>(shape.k) * static_cast<double>(shape.n);
-  const ScopedHostThreadLimit limit(flops < kOneThreadMatmulFlops ? 1 : HostThreads());
+  const ScopedHostThreadLimit limit(max_threads > 0                ? max_threads
+                                    : flops < kParallelMatmulFlops ? 1
+                                                                   : HostThreads());
   const int threads = limit.threads();
   const std::string key =
       absl::StrCat("matmul:", TypesKey(lhs_type, rhs_type, out_type), ":", shape.batch, "x",

@@ -15,8 +15,11 @@
 
 namespace xlite::hostlib::onednn {
 
+// `max_threads` > 0 caps the OpenMP team (1: none); 0: the host budget, one
+// thread below kParallelMatmulFlops.
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
-                    ElementType rhs_type, const void* rhs, ElementType out_type, void* out);
+                    ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
+                    int max_threads = 0);
 
 // `rhs` already reversed where the window says so; no lhs dilation, one
 // batch group (the caller checks).

@@ -29,18 +29,15 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "xlite/hostlib/element_type.h"
+#include "xlite/hostlib/threads.h"
 
 namespace xlite::hostlib {
 
 using SortComparator = bool (*)(const void* const* elements, void* context);
 
 // How a sort may spread its slices (the 1-D arrays along the sort dimension)
-// over threads: `run` calls fn(0), ..., fn(parts - 1), possibly at once; an
-// empty `run` means one thread.
-struct SortParallelism {
-  int threads = 1;
-  std::function<void(int64_t parts, absl::FunctionRef<void(int64_t)> fn)> run;
-};
+// over threads.
+using SortParallelism = HostParallelism;
 
 // Each of `operands` is a row-major array of `dims` with elements of
 // `element_bytes[i]` bytes; sorts along `dimension`. The comparator must be

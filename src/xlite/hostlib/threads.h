@@ -6,7 +6,20 @@
 #ifndef XLITE_HOSTLIB_THREADS_H_
 #define XLITE_HOSTLIB_THREADS_H_
 
+#include <cstdint>
+#include <functional>
+
+#include "absl/functional/function_ref.h"
+
 namespace xlite::hostlib {
+
+// The caller's threads for one host kernel call (the runtime's pool): `run`
+// calls fn(0), ..., fn(parts - 1), possibly at once; an empty `run` means
+// one thread.
+struct HostParallelism {
+  int threads = 1;
+  std::function<void(int64_t parts, absl::FunctionRef<void(int64_t)> fn)> run;
+};
 
 // n >= 1 threads for each host kernel call; n <= 0 restores the default
 // (OpenMP's: OMP_NUM_THREADS, else one per core).
