@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -317,12 +318,20 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
       }();
     };
     std::vector<std::thread> workers;
-    for (int p = 1; p < threads; ++p) workers.emplace_back(compile_part, p);
+    int started = 1;
+    try {
+      for (; started < threads; ++started) workers.emplace_back(compile_part, started);
+    } catch (const std::system_error&) {  // no more threads: the rest run here
+    }
+    for (int p = started; p < threads; ++p) compile_part(p);
     compile_part(0);
     for (std::thread& w : workers) w.join();
+    // All or nothing: a failed part leaves the JIT as it was.
+    for (const Part& part : parts) {
+      if (!part.object.ok()) return part.object.status();
+    }
     kernels.resize(specs.size());
     for (Part& part : parts) {
-      if (!part.object.ok()) return part.object.status();
       if (llvm::Error e = impl.lljit->addObjectFile(std::move(*part.object))) {
         return Internal("adding object code to the JIT: ", ErrorText(std::move(e)));
       }

@@ -1,6 +1,7 @@
 #include "xlite/cpu/thunk_emitter.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "xlite/analysis/shape_util.h"
@@ -345,8 +346,11 @@ absl::Status ThunkEmitter::EmitSort(const HloInstruction& instr, ThunkSequence& 
                                            (*instr.attrs().dimensions)[0], std::move(element_bytes),
                                            std::move(operands), std::move(outputs), key);
   // A key the radix sort always takes needs no compiled comparator; IEEE
-  // float keys fall back to it when they hold a NaN.
-  if (key && !(key->ieee && hostlib::IsFloatType(key->type))) {
+  // float keys fall back to it when they hold a NaN, slices of 2^32 elements
+  // or more always.
+  const int64_t length = instr.operand(0)->shape().dimensions((*instr.attrs().dimensions)[0]);
+  if (key && !(key->ieee && hostlib::IsFloatType(key->type)) &&
+      length <= std::numeric_limits<uint32_t>::max()) {
     out.push_back(std::move(thunk));
     return absl::OkStatus();
   }

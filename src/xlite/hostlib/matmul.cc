@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -160,7 +161,12 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
       a += begin * s.k * lhs_bytes;
       c += begin * s.n * out_bytes;
     }
-    status[part] = onednn::Matmul(block, lhs_type, a, rhs_type, b, out_type, c, /*max_threads=*/1);
+    try {
+      status[part] =
+          onednn::Matmul(block, lhs_type, a, rhs_type, b, out_type, c, /*max_threads=*/1);
+    } catch (const std::bad_alloc&) {  // never across a worker thread
+      status[part] = absl::ResourceExhaustedError("matmul: out of memory");
+    }
   });
   for (const absl::Status& st : status) {
     if (!st.ok()) return st;

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <numeric>
 #include <tuple>
 #include <vector>
@@ -67,23 +68,32 @@ absl::StatusOr<Slices> CheckSort(absl::Span<const int64_t> dims, int64_t dimensi
   return slices;
 }
 
-// Runs sort_slice(s) for every slice, in contiguous ranges on the threads
-// when there are `min_elements` elements or more to sort.
+// Runs per_part(first, end) over contiguous ranges of slices, on the threads
+// when there are `min_elements` elements or more to sort. Running out of
+// memory in a part (its scratch) is ResourceExhausted, never an exception
+// crossing a worker thread.
 template <typename PerPart>
-void ForEachPart(const Slices& slices, const SortParallelism& parallelism, int64_t min_elements,
-                 PerPart per_part) {
+absl::Status ForEachPart(const Slices& slices, const SortParallelism& parallelism,
+                         int64_t min_elements, PerPart per_part) {
   int64_t parts = 1;
   if (parallelism.run && parallelism.threads > 1 && slices.count * slices.length >= min_elements) {
     parts = std::min<int64_t>(parallelism.threads, slices.count);
   }
+  std::vector<absl::Status> status(parts);
   auto run_part = [&](int64_t part) {
-    per_part(slices.count * part / parts, slices.count * (part + 1) / parts);
+    try {
+      per_part(slices.count * part / parts, slices.count * (part + 1) / parts);
+    } catch (const std::bad_alloc&) {
+      status[part] = absl::ResourceExhaustedError("sort: out of memory for its scratch");
+    }
   };
   if (parts == 1) {
     run_part(0);
   } else {
     parallelism.run(parts, run_part);
   }
+  for (const absl::Status& st : status) RETURN_IF_ERROR(st);
+  return absl::OkStatus();
 }
 
 // Writes a slice of `to` in `order` from the same slice of `from`
@@ -364,8 +374,9 @@ void SortSliceByKey(const KeyCodec<Bits>& codec, const uint8_t* keys, const Sort
 }
 
 template <typename Bits>
-bool SortAllByKey(absl::Span<const int64_t> dims, const SortArrays& arrays, const SortKey& key,
-                  const Slices& slices, const SortParallelism& parallelism) {
+absl::StatusOr<bool> SortAllByKey(absl::Span<const int64_t> dims, const SortArrays& arrays,
+                                  const SortKey& key, const Slices& slices,
+                                  const SortParallelism& parallelism) {
   const KeyCodec<Bits> codec(key);
   const auto* keys = static_cast<const uint8_t*>(arrays.inputs[key.operand]);
   if (key.ieee && codec.is_float) {
@@ -378,12 +389,12 @@ bool SortAllByKey(absl::Span<const int64_t> dims, const SortArrays& arrays, cons
       if (codec.IsNaN(raw)) return false;
     }
   }
-  ForEachPart(slices, parallelism, 1 << 15, [&](int64_t first, int64_t end) {
+  RETURN_IF_ERROR(ForEachPart(slices, parallelism, 1 << 15, [&](int64_t first, int64_t end) {
     RadixScratch scratch;
     for (int64_t s = first; s < end; ++s) {
       SortSliceByKey(codec, keys, arrays, slices, slices.Base(s), scratch);
     }
-  });
+  }));
   return true;
 }
 
@@ -397,7 +408,7 @@ absl::Status Sort(absl::Span<const int64_t> dims, int64_t dimension,
   const size_t n = operands.size();
   // Each comparator call costs tens of nanoseconds: threads pay from a few
   // thousand elements.
-  ForEachPart(slices, parallelism, 4096, [&](int64_t first, int64_t end) {
+  return ForEachPart(slices, parallelism, 4096, [&](int64_t first, int64_t end) {
     std::vector<const void*> elements(2 * n);
     std::vector<int64_t> order(slices.length), buffer(slices.length);
     std::vector<uint8_t> scratch;
@@ -420,7 +431,6 @@ absl::Status Sort(absl::Span<const int64_t> dims, int64_t dimension,
       }
     }
   });
-  return absl::OkStatus();
 }
 
 bool SortByKeySupports(ElementType type) {

@@ -48,13 +48,15 @@ int ApplyHostThreads() {
   return applied_threads;
 }
 
-ScopedHostThreadLimit::ScopedHostThreadLimit(int n) : budget_(ApplyHostThreads()) {
-  threads_ = std::max(1, std::min(n, budget_));
-  if (threads_ != budget_) omp_set_num_threads(threads_);
+ScopedHostThreadLimit::ScopedHostThreadLimit(int n) {
+  const int budget = ApplyHostThreads();
+  previous_ = omp_get_max_threads();  // an enclosing limit's, else the budget
+  threads_ = std::max(1, std::min({n, budget, previous_}));
+  if (threads_ != previous_) omp_set_num_threads(threads_);
 }
 
 ScopedHostThreadLimit::~ScopedHostThreadLimit() {
-  if (threads_ != budget_) omp_set_num_threads(budget_);
+  if (threads_ != previous_) omp_set_num_threads(previous_);
 }
 
 }  // namespace xlite::hostlib

@@ -43,7 +43,7 @@ class ScopedHostThreadLimit {
   int threads() const { return threads_; }
 
  private:
-  int threads_, budget_;
+  int threads_, previous_;
 };
 
 }  // namespace xlite::hostlib

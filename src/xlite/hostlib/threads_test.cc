@@ -46,6 +46,17 @@ TEST(HostThreads, ScopedLimitNarrowsOneCallsTeamAndRestoresTheBudget) {
     EXPECT_EQ(omp_get_max_threads(), 3);
   }
   EXPECT_EQ(omp_get_max_threads(), 3);
+  {
+    const ScopedHostThreadLimit outer(2);
+    {
+      const ScopedHostThreadLimit inner(3);  // never above an enclosing limit
+      EXPECT_EQ(inner.threads(), 2);
+      const ScopedHostThreadLimit innermost(1);
+      EXPECT_EQ(omp_get_max_threads(), 1);
+    }
+    EXPECT_EQ(omp_get_max_threads(), 2);  // the outer limit holds until it ends
+  }
+  EXPECT_EQ(omp_get_max_threads(), 3);
   SetHostThreads(0);
 }
 

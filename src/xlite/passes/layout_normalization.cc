@@ -79,7 +79,9 @@ bool TakeEntryResultLayouts(HloModule& module) {
     return true;
   };
   if (root->opcode() != HloOpcode::kTuple) return take(root, program->result, nullptr);
-  if (!program->result.IsTuple() || program->result.tuple_shapes_size() != root->operand_count() ||
+  // A tuple others read (get-tuple-element) keeps its element layouts.
+  if (!root->users().empty() || !program->result.IsTuple() ||
+      program->result.tuple_shapes_size() != root->operand_count() ||
       root->shape().tuple_shapes_size() != root->operand_count()) {
     return false;
   }

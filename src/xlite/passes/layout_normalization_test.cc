@@ -72,6 +72,24 @@ ENTRY e {
   EXPECT_EQ(pass_test::CheckPassKeepsResults<LayoutNormalization>(text), "");
 }
 
+// A root tuple that others read keeps its element layouts (a
+// get-tuple-element of it would read the old one).
+TEST(LayoutNormalization, ARootTupleWithUsersStays) {
+  bool changed = true;
+  const std::string out = Normalize(R"(
+HloModule m, entry_computation_layout={(f32[2,3]{1,0})->(f32[2,3]{1,0})}
+ENTRY e {
+  p = f32[2,3]{1,0} parameter(0)
+  a = f32[2,3]{0,1} add(p, p)
+  ROOT t = (f32[2,3]{0,1}) tuple(a)
+  g = f32[2,3]{0,1} get-tuple-element(t), index=0
+  tok = token[] after-all()
+  o = token[] outfeed(g, tok)
+})",
+                                    &changed);
+  EXPECT_FALSE(changed) << out;
+}
+
 TEST(LayoutNormalization, ScheduledModulesStay) {
   std::string text = kTransposedChain;
   text.replace(text.find("HloModule m,"), 12, "HloModule m, is_scheduled=true,");

@@ -75,7 +75,7 @@ absl::StatusOr<bool> SwapTransposedResult(canonicalize::InstructionAdder& adder,
   }
   HloInstruction* dot = transpose->operand(0);
   if (!Foldable(*dot) || dot->users().size() != 1 || !dot->control_successors().empty() ||
-      !dot->control_predecessors().empty()) {
+      !dot->control_predecessors().empty() || dot == dot->parent()->root_instruction()) {
     return false;
   }
   const DotDimensionNumbers& d = *dot->attrs().dot_dimension_numbers;

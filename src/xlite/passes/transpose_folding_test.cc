@@ -92,5 +92,23 @@ ENTRY e {
   EXPECT_EQ(pass_test::CheckPassKeepsResults<TransposeFolding>(reorder), "");
 }
 
+// A dot that is its computation's root stays (the swap would delete it).
+TEST(TransposeFolding, RootDotStays) {
+  bool changed = true;
+  const std::string out = Fold(R"(
+HloModule m
+ENTRY e {
+  a = f32[3,4] parameter(0)
+  b = f32[4,5] parameter(1)
+  tok = token[] after-all()
+  ROOT d = f32[3,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[5,3] transpose(d), dimensions={1,0}
+  o = token[] outfeed(t, tok)
+})",
+                               &changed);
+  EXPECT_FALSE(changed) << out;
+  EXPECT_NE(out.find("ROOT %d = "), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace xlite
