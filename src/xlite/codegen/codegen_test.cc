@@ -649,6 +649,30 @@ ENTRY e {
   ROOT r = bf16[8] reduce(a, z), dimensions={1}, to_apply=add
 })",
         exact);
+  // Over the leading dimensions (the column path: the result's elements
+  // accumulate one operand row at a time, each in the interpreter's order).
+  Check("HloModule m\n" + max +
+            "ENTRY e {\n  a = f32[6,5,70] parameter(0)\n  z = f32[] constant(-inf)\n"
+            "  ROOT r = f32[70] reduce(a, z), dimensions={0,1}, to_apply=max\n}\n",
+        exact);
+  Check("HloModule m\n" + add +
+            "ENTRY e {\n  a = f32[300,3,33] parameter(0)\n  z = f32[] constant(0)\n"
+            "  ROOT r = f32[3,33] reduce(a, z), dimensions={0}, to_apply=add\n}\n",
+        exact);
+  Check(R"(
+HloModule m
+add { x = bf16[] parameter(0)  y = bf16[] parameter(1)  ROOT s = bf16[] add(x, y) }
+ENTRY e {
+  a = bf16[50,8] parameter(0)
+  z = bf16[] constant(0)
+  ROOT r = bf16[8] reduce(a, z), dimensions={0}, to_apply=add
+})",
+        exact);
+  // A column-major operand keeps the element-by-element fold (a float sum
+  // there may be reassociated: within tolerance, not bitwise).
+  Check("HloModule m\n" + add +
+        "ENTRY e {\n  a = f32[40,30]{0,1} parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[30] reduce(a, z), dimensions={0}, to_apply=add\n}\n");
   // Variadic: argmax with the first index on ties.
   Check(R"(
 HloModule m

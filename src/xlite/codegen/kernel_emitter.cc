@@ -9,6 +9,7 @@
 // applies those that land in its rows, so each element sees its updates in
 // order whatever the partition count.
 #include <algorithm>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,15 @@ using llvm::Value;
 
 absl::Status Invalid(const HloInstruction& instr, absl::string_view what) {
   return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", what);
+}
+
+// The default (major-to-minor) physical order.
+bool IsRowMajor(const Shape& shape) {
+  const std::vector<int64_t> order = MinorToMajor(shape);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != static_cast<int64_t>(order.size() - 1 - i)) return false;
+  }
+  return true;
 }
 
 // Partitions are ranges of whole granules of elements (in physical order):
@@ -98,6 +108,9 @@ class KernelEmitter {
   // its rows.
   bool IsFlat(const HloInstruction& root) const;
   absl::StatusOr<int64_t> EmitDynamicUpdateSlice(const HloInstruction& root);
+  // A reduce over the major dimensions of its operand (column sums), with
+  // the result's elements as the accumulators; nullopt when `root` is not one.
+  absl::StatusOr<std::optional<int64_t>> EmitColumnReduce(const HloInstruction& root);
   absl::StatusOr<int64_t> EmitScatter(const HloInstruction& root);
   absl::StatusOr<int64_t> EmitSelectAndScatter(const HloInstruction& root);
   absl::StatusOr<int64_t> EmitRngBitGenerator(const HloInstruction& root);
@@ -259,9 +272,84 @@ absl::StatusOr<int64_t> KernelEmitter::Emit(const HloInstruction& instr) {
       return EmitRngBitGenerator(*root);
     case HloOpcode::kDynamicUpdateSlice:
       return EmitDynamicUpdateSlice(*root);
+    case HloOpcode::kReduce: {
+      ASSIGN_OR_RETURN(std::optional<int64_t> partitions, EmitColumnReduce(*root));
+      if (partitions) return *partitions;
+      return EmitElementalLoop(*root);
+    }
     default:
       return EmitElementalLoop(*root);
   }
+}
+
+// The element-by-element fold of a reduce over the major dimensions reads its
+// operand down columns, a row apart per step. Here the result's elements are
+// the accumulators instead: initialized, then updated one operand row at a
+// time, so the inner loop runs along a contiguous row and vectorizes. Each
+// element still folds its column in the interpreter's order. One
+// non-variadic reduce whose reduced dimensions are the operand's leading
+// ones, row-major operand buffer and result, and one type throughout (the
+// reducer's too).
+absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const HloInstruction& root) {
+  const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
+  if (root.operand_count() != 2 || root.called_computations().size() != 1 || outputs != 1 ||
+      !root.shape().IsArray() || !root.attrs().dimensions) {
+    return std::nullopt;
+  }
+  const HloComputation& reducer = *root.called_computations()[0];
+  const HloInstruction* input = root.operand(0);
+  const Shape& in = input->shape();
+  const std::vector<int64_t>& reduced = *root.attrs().dimensions;
+  const int64_t k = static_cast<int64_t>(reduced.size());
+  if (k < 1 || k >= in.rank()) return std::nullopt;
+  for (int64_t i = 0; i < k; ++i) {
+    if (reduced[i] != i) return std::nullopt;
+  }
+  const Shape& out_shape = buffer_shapes_[num_inputs_];
+  const PrimitiveType type = out_shape.element_type();
+  if (out_shape.dimensions() !=
+          std::vector<int64_t>(in.dimensions().begin() + k, in.dimensions().end()) ||
+      !IsRowMajor(out_shape) || in.element_type() != type ||
+      root.operand(1)->shape().element_type() != type || reducer.num_parameters() != 2 ||
+      reducer.parameter_instruction(0) == nullptr || reducer.parameter_instruction(1) == nullptr ||
+      reducer.parameter_instruction(0)->shape().element_type() != type ||
+      reducer.parameter_instruction(1)->shape().element_type() != type ||
+      !reducer.root_instruction()->shape().IsArray() ||
+      reducer.root_instruction()->shape().element_type() != type) {
+    return std::nullopt;
+  }
+  if (const int64_t buffer = BufferOf(input); buffer >= 0 && !IsRowMajor(buffer_shapes_[buffer])) {
+    return std::nullopt;
+  }
+  const Rows rows = Rows::Of(out_shape);
+  auto [begin, end] = PartitionRange(rows);
+  Value* out = BufferPointer(num_inputs_);
+  ASSIGN_OR_RETURN(Value * init, e_.EmitOne(*root.operand(1), {}));
+  RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
+    e_.Store(type, init, out, e_.PhysicalOffset(out_shape, index));
+    return absl::OkStatus();
+  }));
+  const std::vector<int64_t> reduced_sizes(in.dimensions().begin(), in.dimensions().begin() + k);
+  int64_t count = 1;
+  for (int64_t d : reduced_sizes) count *= d;
+  RETURN_IF_ERROR(e_.ForLoop(
+      I64(0), I64(count),
+      [&](Value* r) -> absl::Status {
+        const IrIndex at_row = e_.DelinearizeRowMajor(reduced_sizes, r);
+        return ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
+          IrIndex at = at_row;
+          at.insert(at.end(), index.begin(), index.end());
+          Value* offset = e_.PhysicalOffset(out_shape, index);
+          Value* acc = e_.Load(type, out, offset);
+          ASSIGN_OR_RETURN(Value * x, e_.EmitOne(*input, at));
+          ASSIGN_OR_RETURN(IrValues result, e_.EmitCall(reducer, {acc, x}, root));
+          if (result.size() != 1) return Invalid(root, "the reducer must give one value");
+          e_.Store(type, result[0], out, offset);
+          return absl::OkStatus();
+        });
+      },
+      "reduce_row."));
+  return rows.Partitions();
 }
 
 absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& root) {
