@@ -9,6 +9,7 @@
 #include "xlite/cpu/excess_precision.h"
 #include "xlite/cpu/fusion.h"
 #include "xlite/cpu/library_layouts.h"
+#include "xlite/cpu/reshape_bitcast.h"
 #include "xlite/cpu/thunk_emitter.h"
 #include "xlite/cpu/unfuse.h"
 #include "xlite/passes/conv_canonicalization.h"
@@ -95,6 +96,7 @@ absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& du
   if (debug.allow_excess_precision) pipeline.AddPass<cpu::ExcessPrecision>();
   pipeline.AddPass<HloCse>();
   pipeline.AddPass<HloDce>();
+  pipeline.AddPass<cpu::ReshapeToBitcast>();
   pipeline.set_options(PipelineOptionsFrom(debug, dumper));
   return pipeline.Run(module).status();
 }
