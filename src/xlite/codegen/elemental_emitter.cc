@@ -728,35 +728,11 @@ absl::StatusOr<Value*> IrEmitter::EmitComplexOp(const HloInstruction& instr, con
   }
   if (args.size() == 1) {
     Value* z = args[0];
-    switch (op) {
-      case HloOpcode::kNegate:
-        return make(b_.CreateFNeg(re(z)), b_.CreateFNeg(im(z)));
-      case HloOpcode::kSign:
-      case HloOpcode::kSqrt:
-      case HloOpcode::kRsqrt:
-      case HloOpcode::kCbrt:
-      case HloOpcode::kExp:
-      case HloOpcode::kExpm1:
-      case HloOpcode::kLog:
-      case HloOpcode::kLog1p:
-      case HloOpcode::kLogistic:
-      case HloOpcode::kSin:
-      case HloOpcode::kCos:
-      case HloOpcode::kTan:
-      case HloOpcode::kTanh:
-      case HloOpcode::kSinh:
-      case HloOpcode::kCosh:
-      case HloOpcode::kAsin:
-      case HloOpcode::kAcos:
-      case HloOpcode::kAtan:
-      case HloOpcode::kAsinh:
-      case HloOpcode::kAcosh:
-      case HloOpcode::kAtanh:
-        return helper(c128 ? kComplexUnaryC128 : kComplexUnaryC64, {re(z), im(z)});
-      default:
-        return UnsupportedInstruction(instr,
-                                      absl::StrCat("element type ", PrimitiveTypeName(type)));
+    if (op == HloOpcode::kNegate) return make(b_.CreateFNeg(re(z)), b_.CreateFNeg(im(z)));
+    if (IsComplexHelperOp(op)) {
+      return helper(c128 ? kComplexUnaryC128 : kComplexUnaryC64, {re(z), im(z)});
     }
+    return UnsupportedInstruction(instr, absl::StrCat("element type ", PrimitiveTypeName(type)));
   }
   Value *x = args[0], *y = args[1];
   switch (op) {

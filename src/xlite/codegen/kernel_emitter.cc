@@ -28,15 +28,6 @@ absl::Status Invalid(const HloInstruction& instr, absl::string_view what) {
   return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", what);
 }
 
-// The default (major-to-minor) physical order.
-bool IsRowMajor(const Shape& shape) {
-  const std::vector<int64_t> order = MinorToMajor(shape);
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] != static_cast<int64_t>(order.size() - 1 - i)) return false;
-  }
-  return true;
-}
-
 // Partitions are ranges of whole granules of elements (in physical order):
 // vector loops stay whole and two threads never write one cache line.
 constexpr int64_t kGranule = 64;
@@ -309,7 +300,7 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const Hlo
   const PrimitiveType type = out_shape.element_type();
   if (out_shape.dimensions() !=
           std::vector<int64_t>(in.dimensions().begin() + k, in.dimensions().end()) ||
-      !IsRowMajor(out_shape) || in.element_type() != type ||
+      (out_shape.has_layout() && !out_shape.HasDefaultLayout()) || in.element_type() != type ||
       root.operand(1)->shape().element_type() != type || reducer.num_parameters() != 2 ||
       reducer.parameter_instruction(0) == nullptr || reducer.parameter_instruction(1) == nullptr ||
       reducer.parameter_instruction(0)->shape().element_type() != type ||
@@ -318,7 +309,9 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const Hlo
       reducer.root_instruction()->shape().element_type() != type) {
     return std::nullopt;
   }
-  if (const int64_t buffer = BufferOf(input); buffer >= 0 && !IsRowMajor(buffer_shapes_[buffer])) {
+  if (const int64_t buffer = BufferOf(input);
+      buffer >= 0 &&
+      (buffer_shapes_[buffer].has_layout() && !buffer_shapes_[buffer].HasDefaultLayout())) {
     return std::nullopt;
   }
   const Rows rows = Rows::Of(out_shape);

@@ -79,15 +79,8 @@ absl::StatusOr<std::unique_ptr<Thunk>> EmitDot(const HloInstruction& instr, Thun
                    hostlib::ElementTypeName(rt), shape.transpose_rhs ? "^T" : "", "->",
                    hostlib::ElementTypeName(ot));
   LibraryThunk::ParallelCall call = [=](absl::Span<void* const> a, TaskRunner* runner) {
-    hostlib::HostParallelism parallelism;
-    if (runner != nullptr && runner->num_threads() > 1) {
-      parallelism.threads = runner->num_threads();
-      parallelism.run = [runner](int64_t parts, absl::FunctionRef<void(int64_t)> fn) {
-        runner->ParallelFor(parts, fn);
-      };
-    }
     return hostlib::Matmul(shape, lt, a[0], rt, a[1], ot, a[2], hostlib::MatmulBackend::kAuto,
-                           nullptr, parallelism);
+                           nullptr, HostParallelismOf(runner));
   };
   return std::make_unique<LibraryThunk>(Thunk::Kind::kLibrary, std::move(info),
                                         Uses(operands, outputs), std::move(call),

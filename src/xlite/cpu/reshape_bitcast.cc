@@ -11,15 +11,7 @@ namespace xlite::cpu {
 namespace {
 
 bool IsRowMajorArray(const Shape& shape) {
-  if (!shape.IsArray() || !shape.is_static()) return false;
-  if (!shape.has_layout()) return true;
-  if (!shape.layout().HasOnlyMinorToMajor()) return false;
-  const std::vector<int64_t>& order = shape.layout().minor_to_major;
-  if (static_cast<int64_t>(order.size()) != shape.rank()) return false;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] != static_cast<int64_t>(order.size() - 1 - i)) return false;
-  }
-  return true;
+  return shape.IsArray() && shape.is_static() && (!shape.has_layout() || shape.HasDefaultLayout());
 }
 
 }  // namespace

@@ -73,13 +73,7 @@ absl::Status SortThunk::Execute(const ExecuteParams& params) const {
     }
   };
   if (!disjoint) copy_in();
-  hostlib::SortParallelism parallelism;
-  if (params.runner != nullptr && params.runner->num_threads() > 1) {
-    parallelism.threads = params.runner->num_threads();
-    parallelism.run = [runner = params.runner](int64_t parts, absl::FunctionRef<void(int64_t)> fn) {
-      runner->ParallelFor(parts, fn);
-    };
-  }
+  const hostlib::SortParallelism parallelism = HostParallelismOf(params.runner);
   ComparatorCall call{comparator_, 2 * n};
   absl::Status s = CallCatchingOutOfMemory([&]() -> absl::Status {
     if (key_) {

@@ -127,4 +127,15 @@ absl::Status CallCatchingOutOfMemory(absl::FunctionRef<absl::Status()> call) {
   }
 }
 
+hostlib::HostParallelism HostParallelismOf(TaskRunner* runner) {
+  hostlib::HostParallelism parallelism;
+  if (runner != nullptr && runner->num_threads() > 1) {
+    parallelism.threads = runner->num_threads();
+    parallelism.run = [runner](int64_t parts, absl::FunctionRef<void(int64_t)> fn) {
+      runner->ParallelFor(parts, fn);
+    };
+  }
+  return parallelism;
+}
+
 }  // namespace xlite::cpu

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "xlite/buffers/buffer_assignment.h"
+#include "xlite/hostlib/threads.h"
 
 namespace xlite::cpu {
 
@@ -83,6 +84,10 @@ class SequenceExecutor {
   virtual ~SequenceExecutor() = default;
   virtual absl::Status Run(const ThunkSequence& sequence, const ExecuteParams& params) const = 0;
 };
+
+// The runner's threads as hostlib's kernels take them (one thread when
+// `runner` is nullptr or has one).
+hostlib::HostParallelism HostParallelismOf(TaskRunner* runner);
 
 // What one execution gives every thunk.
 struct ExecuteParams {

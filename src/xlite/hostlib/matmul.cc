@@ -131,8 +131,7 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
                                               const void* lhs, ElementType rhs_type,
                                               const void* rhs, ElementType out_type, void* out,
                                               const HostParallelism& parallelism) {
-  const double flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.m) *
-                       static_cast<double>(s.k) * static_cast<double>(s.n);
+  const double flops = MatmulFlops(s);
   if (!parallelism.run || parallelism.threads < 2 || flops < kParallelMatmulFlops) {
     return std::nullopt;
   }

@@ -63,7 +63,13 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
                     MatmulBackend backend = MatmulBackend::kAuto, MatmulBackend* used = nullptr,
                     const HostParallelism& parallelism = {});
 
-// Below this many FLOPs (2·batch·m·k·n) a matmul runs on one thread: one
+// 2·batch·m·k·n.
+inline double MatmulFlops(const MatmulShape& s) {
+  return 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.k) *
+         static_cast<double>(s.n);
+}
+
+// Below this many FLOPs (MatmulFlops) a matmul runs on one thread: one
 // core finishes in microseconds, less than a team's fork and join (an LSTM
 // step's 16x128x512: 19 us on one thread, 32 us on two).
 inline constexpr double kParallelMatmulFlops = 8e6;

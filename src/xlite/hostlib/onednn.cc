@@ -253,8 +253,7 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
                     int max_threads) {
   RETURN_IF_ERROR(CheckTypes(lhs_type, rhs_type, out_type));
-  const double flops = 2.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
-                       static_cast<double>(shape.k) * static_cast<double>(shape.n);
+  const double flops = MatmulFlops(shape);
   const ScopedHostThreadLimit limit(max_threads > 0                ? max_threads
                                     : flops < kParallelMatmulFlops ? 1
                                                                    : HostThreads());

@@ -52,6 +52,11 @@ class InstructionAdder {
 // layout (parsed modules do).
 Shape ArrayShapeLike(const Shape& like, PrimitiveType type, const std::vector<int64_t>& dims);
 
+// The dimensions of a rank-`rank` dot operand that are neither batch nor
+// contracting, ascending.
+std::vector<int64_t> DotFreeDimensions(int64_t rank, const std::vector<int64_t>& batch,
+                                       const std::vector<int64_t>& contracting);
+
 // Dimension d of `shape` for each d in `order`.
 std::vector<int64_t> PermutedDims(const Shape& shape, const std::vector<int64_t>& order);
 

@@ -19,20 +19,6 @@ const DotDimensionNumbers& DimensionNumbers(const HloInstruction& dot) {
   return dot.attrs().dot_dimension_numbers ? *dot.attrs().dot_dimension_numbers : kNone;
 }
 
-// The dimensions of a rank-`rank` operand that are neither batch nor
-// contracting, ascending.
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
-
 int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
   int64_t p = 1;
   for (int64_t d : dims) p *= shape.dimensions(d);
@@ -68,10 +54,10 @@ absl::Status Decompose(InstructionAdder& adder, HloInstruction* dot) {
   HloInstruction* rhs = dot->operand(1);
   const Shape& ls = lhs->shape();
   const Shape& rs = rhs->shape();
-  const std::vector<int64_t> lhs_free =
-      FreeDims(ls.rank(), dnums.lhs_batch_dimensions, dnums.lhs_contracting_dimensions);
-  const std::vector<int64_t> rhs_free =
-      FreeDims(rs.rank(), dnums.rhs_batch_dimensions, dnums.rhs_contracting_dimensions);
+  const std::vector<int64_t> lhs_free = canonicalize::DotFreeDimensions(
+      ls.rank(), dnums.lhs_batch_dimensions, dnums.lhs_contracting_dimensions);
+  const std::vector<int64_t> rhs_free = canonicalize::DotFreeDimensions(
+      rs.rank(), dnums.rhs_batch_dimensions, dnums.rhs_contracting_dimensions);
   const bool batched = !dnums.lhs_batch_dimensions.empty();
   const int64_t b = Product(ls, dnums.lhs_batch_dimensions);
   const int64_t m = Product(ls, lhs_free);

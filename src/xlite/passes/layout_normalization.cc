@@ -46,7 +46,7 @@ bool Normalizable(const HloInstruction& instr, const HloComputation& computation
   if (!shape.IsArray() || !shape.has_layout() || !shape.layout().HasOnlyMinorToMajor()) {
     return false;
   }
-  if (shape.layout().minor_to_major == DefaultMinorToMajor(shape.rank())) return false;
+  if (shape.HasDefaultLayout()) return false;
   if (&instr == computation.root_instruction() || !TakesAnyLayout(instr)) return false;
   for (const HloInstruction* user : instr.users()) {
     if (!TakesAnyLayout(*user)) return false;

@@ -11,20 +11,6 @@
 namespace xlite {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-// Dimensions of a rank-`rank` operand that are neither batch nor contracting.
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
-  }
-  return free;
-}
-
 std::vector<int64_t> Mapped(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
   std::vector<int64_t> out;
   for (int64_t d : dims) out.push_back(perm[d]);
@@ -56,7 +42,7 @@ bool FoldOperandTransposes(HloInstruction* dot) {
     std::vector<int64_t>& contracting =
         side == 0 ? dnums.lhs_contracting_dimensions : dnums.rhs_contracting_dimensions;
     const std::vector<int64_t> free =
-        Mapped(FreeDims(operand->shape().rank(), batch, contracting), perm);
+        Mapped(canonicalize::DotFreeDimensions(operand->shape().rank(), batch, contracting), perm);
     if (!std::is_sorted(free.begin(), free.end())) continue;  // would reorder the result
     batch = Mapped(batch, perm);
     contracting = Mapped(contracting, perm);
