@@ -5,7 +5,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test conformance fuzz fuzz-smoke bench bench-cpu format clean
+.PHONY: all deps configure build run test conformance fuzz fuzz-smoke bench bench-cpu bench-e2e format clean
 
 all: build
 
@@ -62,6 +62,7 @@ bench: build
 	$(BUILD)/bin/gemm_bench --threads=1
 	$(BUILD)/bin/gemm_bench --threads=2
 	$(BUILD)/bin/memory_bench
+	$(BUILD)/bin/e2e_bench
 	$(MAKE) bench-cpu
 
 # The CPU backend against the interpreter and XLA:CPU's figures (scaled by
@@ -85,6 +86,21 @@ bench-cpu: configure
 	/usr/bin/python3 bench/cpu_table.py --bench $(BENCH_CPU_OUT)/cpu_bench.txt \
 	  --limits $$(for f in $(BENCH_CPU_LIMITS); do test -s $$f && echo $$f; done) \
 	  | tee $(BENCH_CPU_OUT)/table.md
+
+# xlite and the peers (numpy, torch, oneDNN, OpenBLAS, Eigen, ONNX Runtime) on
+# the peers' workloads in one run: the peers' run_all.sh with e2e_bench as its
+# PROJECT_CMD, ROUNDS rounds, 1 and 2 threads. The peers' folder is copied to
+# $(PEERS_RUN) (it writes node_modules, models, results there); its setup.sh
+# installs what they need (root; python3-torch is large). Tables:
+# $(PEERS_RUN)/results/<stamp>/summary_pivot.md. About 2.5 minutes a round.
+PEERS_RUN ?= $(BUILD)/peers-run
+ROUNDS ?= 3
+bench-e2e: configure
+	cmake --build $(BUILD) -j $(JOBS) --target e2e_bench
+	test -d $(PEERS_RUN) || cp -r $(PEERS) $(PEERS_RUN)
+	bash $(PEERS_RUN)/setup.sh
+	PROJECT_CMD="cd $(CURDIR) && $(BUILD)/bin/e2e_bench --threads=1 && $(BUILD)/bin/e2e_bench --threads=2" \
+	  ROUNDS=$(ROUNDS) bash $(PEERS_RUN)/run_all.sh
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

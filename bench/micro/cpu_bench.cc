@@ -82,6 +82,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bench/micro/bench_corpus.h"
+#include "bench/micro/bench_run.h"
 #include "benchmark/benchmark.h"
 #include "xlite/analysis/shape_util.h"
 #include "xlite/compiler.h"
@@ -104,7 +105,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using xlite::Literal;
+using xlite::bench::Arguments;
+using xlite::bench::FirstLine;
+using xlite::bench::MakeContext;
 using xlite::bench::Median;
+using xlite::bench::MillisecondsSince;
+using xlite::bench::RunContext;
+using xlite::bench::TimedExecute;
 using xlite::runtime::Buffer;
 using xlite::runtime::Executable;
 
@@ -122,106 +129,6 @@ Flags g_flags;
 // Samples per peers-format row, keyed "workload\timpl@Tt".
 std::map<std::string, std::vector<double>> g_ms;
 std::vector<std::string> g_notes;  // '#' lines, printed at the end
-
-double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-std::string FirstLine(absl::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
-
-// --- Arguments as runtime::Buffers -----------------------------------------
-
-const Literal* LeafOf(const std::vector<Literal>& args, int64_t parameter,
-                      const xlite::ShapeIndex& index) {
-  if (parameter < 0 || parameter >= static_cast<int64_t>(args.size())) return nullptr;
-  const Literal* l = &args[parameter];
-  for (int64_t i : index) {
-    if (i < 0 || i >= static_cast<int64_t>(l->tuple_elements().size())) return nullptr;
-    l = &l->tuple_elements()[i];
-  }
-  return l;
-}
-
-// One run's argument buffers: the master copies, and for each run fresh
-// copies of the ones the executable donates (those are consumed).
-class Arguments {
- public:
-  static absl::StatusOr<Arguments> Create(const Executable& exe, const std::vector<Literal>& args) {
-    absl::StatusOr<const xlite::runtime::DonationRules*> rules = exe.donation_rules();
-    if (!rules.ok()) return rules.status();
-    Arguments a;
-    for (const xlite::runtime::ArgumentLeaf& leaf : (*rules)->arguments()) {
-      const Literal* lit = LeafOf(args, leaf.parameter_number, leaf.parameter_index);
-      if (lit == nullptr) return absl::InvalidArgumentError("argument structure mismatch");
-      absl::StatusOr<std::unique_ptr<Buffer>> b = Buffer::FromLiteral(*lit, leaf.shape);
-      if (!b.ok()) return b.status();
-      a.masters_.push_back(std::move(*b));
-      a.donated_.push_back(leaf.output_leaf.has_value());
-    }
-    return a;
-  }
-
-  // The buffers for the next run (copies made here, before the clock starts).
-  absl::StatusOr<std::vector<Buffer*>> Next() {
-    fresh_.clear();
-    std::vector<Buffer*> out;
-    for (size_t i = 0; i < masters_.size(); ++i) {
-      if (!donated_[i]) {
-        out.push_back(masters_[i].get());
-        continue;
-      }
-      absl::StatusOr<std::unique_ptr<Buffer>> copy = masters_[i]->Copy();
-      if (!copy.ok()) return copy.status();
-      out.push_back(copy->get());
-      fresh_.push_back(std::move(*copy));
-    }
-    return out;
-  }
-
-  int64_t bytes() const {
-    int64_t n = 0;
-    for (const auto& b : masters_) n += b->size_bytes();
-    return n;
-  }
-
- private:
-  std::vector<std::unique_ptr<Buffer>> masters_;
-  std::vector<bool> donated_;
-  std::vector<std::unique_ptr<Buffer>> fresh_;
-};
-
-struct RunContext {
-  std::unique_ptr<xlite::runtime::Client> client;
-  std::unique_ptr<xlite::runtime::PoolTaskRunner> runner;
-};
-
-// A client of `threads` threads; creating it also sets oneDNN's team size
-// (process-wide), so each benchmark makes its own before it runs.
-absl::StatusOr<RunContext> MakeContext(int threads) {
-  absl::StatusOr<std::unique_ptr<xlite::runtime::Client>> client =
-      xlite::runtime::Client::Create({.cpu_threads = threads});
-  if (!client.ok()) return client.status();
-  RunContext c;
-  c.client = std::move(*client);
-  c.runner = std::make_unique<xlite::runtime::PoolTaskRunner>(c.client->thread_pool());
-  return c;
-}
-
-// One timed Execute (argument copies outside the clock); the outputs are
-// freed after the clock stops.
-absl::StatusOr<double> TimedExecute(const Executable& exe, Arguments& args,
-                                    const xlite::runtime::ExecuteOptions& options,
-                                    std::vector<std::unique_ptr<Buffer>>* keep = nullptr) {
-  absl::StatusOr<std::vector<Buffer*>> buffers = args.Next();
-  if (!buffers.ok()) return buffers.status();
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::vector<std::unique_ptr<Buffer>>> out = exe.Execute(*buffers, options);
-  const double ms = MillisecondsSince(start);
-  if (!out.ok()) return out.status();
-  if (keep != nullptr) *keep = std::move(*out);
-  return ms;
-}
 
 // Thunks one run executes (nested ones once per execution), by a profile.
 absl::StatusOr<int64_t> ExecutedThunks(const Executable& exe, Arguments& args) {
