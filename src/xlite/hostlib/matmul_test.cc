@@ -202,7 +202,8 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
     calls += parts;
   };
   uint32_t seed = 900;
-  for (MatmulShape s : {MatmulShape{1, 200, 100, 300}, MatmulShape{7, 80, 100, 120}}) {
+  for (MatmulShape s : {MatmulShape{1, 200, 100, 300}, MatmulShape{7, 80, 100, 120},
+                        MatmulShape{1, 40, 400, 301}}) {
     for (bool transpose_rhs : {false, true}) {
       for (bool transpose_lhs : {false, true}) {
         s.transpose_lhs = transpose_lhs;
@@ -212,7 +213,9 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
       }
     }
   }
-  EXPECT_EQ(calls, 3 * 2 + 3 * 4);  // rows when the lhs is not transposed; batches always
+  // Rows when the lhs is not transposed; batches always; columns of a wide
+  // f32 result (n >= 4m) whatever is transposed.
+  EXPECT_EQ(calls, 3 * 2 + 3 * 4 + 3 * 4);
 }
 
 TEST(Matmul, AutoPicksTheLibraries) {
