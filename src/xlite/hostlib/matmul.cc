@@ -240,7 +240,23 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
     if (onednn_fits) {
       std::optional<absl::Status> split =
           SplitOneDnnMatmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out, parallelism);
-      status = split ? *split : onednn::Matmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+      const bool f32 = lhs_type == ElementType::kF32 && rhs_type == ElementType::kF32 &&
+                       out_type == ElementType::kF32;
+      if (split) {
+        status = *split;
+      } else if (f32 && shape.batch == 1 && 4 * shape.m <= shape.n && HostThreads() == 1 &&
+                 MatmulFlops(shape) >= kParallelMatmulFlops) {
+        // A wide one on one thread: dnnl_sgemm, as its split blocks (mlp_b32
+        // on 1 thread 0.87 -> 0.65 ms; a square 1024^3 one ran 11 or 18 ms
+        // from run to run there, 12 by the primitive).
+        status = onednn::SgemmBlock(
+            shape.transpose_lhs, shape.transpose_rhs, shape.m, shape.n, shape.k,
+            static_cast<const float*>(lhs), shape.transpose_lhs ? shape.m : shape.k,
+            static_cast<const float*>(rhs), shape.transpose_rhs ? shape.k : shape.n,
+            static_cast<float*>(out), shape.n);
+      } else {
+        status = onednn::Matmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
+      }
     }
     if (status.ok() || backend == MatmulBackend::kOneDnn || !absl::IsUnimplemented(status)) {
       if (status.ok() && used != nullptr) *used = MatmulBackend::kOneDnn;

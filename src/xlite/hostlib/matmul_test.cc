@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "xlite/hostlib/element_access.h"
 #include "xlite/hostlib/kernel_test_util.h"
+#include "xlite/hostlib/threads.h"
 
 namespace xlite::hostlib {
 namespace {
@@ -216,6 +217,22 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
   // Rows when the lhs is not transposed; batches always; columns of a wide
   // f32 result (n >= 4m) whatever is transposed.
   EXPECT_EQ(calls, 3 * 2 + 3 * 4 + 3 * 4);
+}
+
+// A wide f32 product on one host thread goes to dnnl_sgemm with leading
+// dimensions, whatever is transposed.
+TEST(Matmul, WideF32OnOneThread) {
+  SetHostThreads(1);
+  uint32_t seed = 950;
+  MatmulShape s{1, 40, 400, 301};
+  for (bool transpose_rhs : {false, true}) {
+    for (bool transpose_lhs : {false, true}) {
+      s.transpose_lhs = transpose_lhs;
+      s.transpose_rhs = transpose_rhs;
+      CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2);
+    }
+  }
+  SetHostThreads(0);
 }
 
 TEST(Matmul, AutoPicksTheLibraries) {
