@@ -206,6 +206,10 @@ void Check(const std::string& text, const std::string& name, bool run, bool loop
                                            plan->check->lower_bound_bytes,
                                            " bytes live at once, the pass ", r.peak_after));
   }
+  if (r.peak_after > r.peak_before) {
+    counts.failures.push_back(absl::StrCat(name, ": the peak rose from ", r.peak_before, " to ",
+                                           r.peak_after));
+  }
   if (r.peak_before != peak) {
     counts.failures.push_back(
         absl::StrCat(name, ": peak ", r.peak_before, " before the pass, planned ", peak));

@@ -1,6 +1,8 @@
 #include "xlite/schedule/rematerialization.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
@@ -17,13 +19,20 @@ namespace xlite {
 namespace {
 
 constexpr int kMaxFusedInstructions = 16;
+// A value's operands that are dead at the peak are recomputed with it, up to
+// this many levels and instructions, when that keeps fewer bytes alive.
+constexpr int kMaxBlockDepth = 4;
+constexpr int kMaxBlockSize = 16;
 
 std::string Where(const HloInstruction& i) {
   return absl::StrCat("%", i.name(), " in %", i.parent()->name());
 }
 
-// Data movement and deterministic elementwise math without callees.
-bool IsCheapOpcode(HloOpcode op) {
+// Reads its operands and writes a new array, deterministically: data
+// movement and elementwise math (cheap), and dots, convolutions, reductions
+// and gathers (FLOPs, ranked after cheaper values). Never copies (they exist
+// for aliasing), in-place updates, sorts, rng, control flow or calls.
+bool IsRecomputableOpcode(HloOpcode op) {
   switch (op) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kIota:
@@ -36,52 +45,101 @@ bool IsCheapOpcode(HloOpcode op) {
     case HloOpcode::kReverse:
     case HloOpcode::kConvert:
     case HloOpcode::kBitcastConvert:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kGather:
+    case HloOpcode::kDot:
+    case HloOpcode::kConvolution:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow:
       return true;
+    case HloOpcode::kCopy:
+    case HloOpcode::kStochasticConvert:
+      return false;
     default:
       return IsElementwiseOpcode(op);
   }
 }
 
-bool IsCheapLeaf(const HloInstruction& i) {
+bool IsRecomputableLeaf(const HloInstruction& i) {
   const uint32_t traits = HloOpcodeTraits(i.opcode());
-  return IsCheapOpcode(i.opcode()) && !(traits & (kSideEffect | kCollective)) &&
-         !i.HasSideEffect() && i.called_computations().empty() && i.shape().IsArray();
+  if (!IsRecomputableOpcode(i.opcode()) || (traits & (kSideEffect | kCollective)) ||
+      i.HasSideEffect() || !i.shape().IsArray()) {
+    return false;
+  }
+  // Only reductions call a computation: their scalar to_apply, which the
+  // clone shares (an embedded computation, not a sequential callee).
+  const bool reduction = i.opcode() == HloOpcode::kReduce || i.opcode() == HloOpcode::kReduceWindow;
+  return reduction ? i.called_computations().size() == 1 : i.called_computations().empty();
 }
 
-// The fused computation of a kLoop fusion of at most kMaxFusedInstructions
-// cheap ops; nullptr otherwise.
-const HloComputation* CheapFusionBody(const HloInstruction& i) {
-  if (i.opcode() != HloOpcode::kFusion || i.attrs().fusion_kind != "kLoop" ||
-      i.called_computations().size() != 1 || !i.shape().IsArray()) {
+// The fused computation of a fusion of at most kMaxFusedInstructions
+// recomputable ops; nullptr otherwise.
+const HloComputation* RecomputableFusionBody(const HloInstruction& i) {
+  if (i.opcode() != HloOpcode::kFusion || i.called_computations().size() != 1 ||
+      !i.shape().IsArray()) {
     return nullptr;
   }
   const HloComputation* body = i.called_computations()[0];
   int count = 0;
   for (const auto& f : body->instructions()) {
     if (f->opcode() == HloOpcode::kParameter) continue;
-    if (!IsCheapLeaf(*f) || ++count > kMaxFusedInstructions) return nullptr;
+    if (!IsRecomputableLeaf(*f) || ++count > kMaxFusedInstructions) return nullptr;
   }
   return body;
 }
 
 bool IsRematerializable(const HloInstruction& i) {
-  if (i.opcode() == HloOpcode::kFusion) return CheapFusionBody(i) != nullptr;
-  return IsCheapLeaf(i);
+  if (i.opcode() == HloOpcode::kFusion) return RecomputableFusionBody(i) != nullptr;
+  return IsRecomputableLeaf(i);
 }
 
-int64_t ElementwiseFlops(const HloInstruction& i) {
-  const bool math = IsElementwiseOpcode(i.opcode()) && i.opcode() != HloOpcode::kConvert &&
-                    i.opcode() != HloOpcode::kBitcastConvert && i.opcode() != HloOpcode::kCopy;
-  return math && i.shape().IsArray() ? i.shape().ElementCount() : 0;
+int64_t ElementCount(const Shape& s) { return s.IsArray() ? s.ElementCount() : 0; }
+
+// Estimated FLOPs of computing `i` once: a multiply-add per product term of
+// dots and convolutions, an operation per element read by reductions, per
+// element written by elementwise math; data movement costs none.
+int64_t LeafFlops(const HloInstruction& i) {
+  const int64_t out = ElementCount(i.shape());
+  switch (i.opcode()) {
+    case HloOpcode::kDot: {
+      int64_t contracted = 1;
+      if (i.attrs().dot_dimension_numbers && i.operand_count() > 0) {
+        const Shape& lhs = i.operand(0)->shape();
+        for (int64_t d : i.attrs().dot_dimension_numbers->lhs_contracting_dimensions) {
+          if (d >= 0 && d < lhs.rank()) contracted *= lhs.dimensions(d);
+        }
+      }
+      return 2 * out * contracted;
+    }
+    case HloOpcode::kConvolution: {
+      // Each output element reads the kernel's elements of one output feature.
+      if (i.operand_count() < 2 || !i.attrs().convolution_dimension_numbers) return 2 * out;
+      const Shape& kernel = i.operand(1)->shape();
+      const int64_t feature =
+          i.attrs().convolution_dimension_numbers->kernel_output_feature_dimension;
+      const int64_t features = feature >= 0 && feature < kernel.rank()
+                                   ? std::max<int64_t>(kernel.dimensions(feature), 1)
+                                   : 1;
+      return 2 * out * (ElementCount(kernel) / features);
+    }
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow:
+      return i.operand_count() > 0 ? ElementCount(i.operand(0)->shape()) : 0;
+    case HloOpcode::kConvert:
+    case HloOpcode::kBitcastConvert:
+      return 0;
+    default:
+      return IsElementwiseOpcode(i.opcode()) ? out : 0;
+  }
 }
 
 int64_t Flops(const HloInstruction& i) {
-  if (const HloComputation* body = CheapFusionBody(i)) {
+  if (const HloComputation* body = RecomputableFusionBody(i)) {
     int64_t flops = 0;
-    for (const auto& f : body->instructions()) flops += ElementwiseFlops(*f);
+    for (const auto& f : body->instructions()) flops += LeafFlops(*f);
     return flops;
   }
-  return ElementwiseFlops(i);
+  return LeafFlops(i);
 }
 
 int64_t BytesAccessed(const HloInstruction& i) {
@@ -92,10 +150,25 @@ int64_t BytesAccessed(const HloInstruction& i) {
 
 struct Candidate {
   HloInstruction* instruction = nullptr;
+  // What is computed again after the peak: `instruction` last, after the
+  // operands (dead at the peak) recomputed with it, each after its own.
+  std::vector<HloInstruction*> block;
   std::vector<HloInstruction*> late_users;
   bool moved = false;  // no earlier user
   int64_t net_bytes = 0;
   int64_t flops = 0;
+};
+
+// What Apply did, to keep (the record) or undo.
+struct Applied {
+  Recomputation record;
+  HloComputation* computation = nullptr;
+  std::vector<HloInstruction*> order_before;  // the computation's order
+  HloInstruction* original = nullptr;
+  HloInstruction* clone = nullptr;
+  std::vector<HloInstruction*> late_users;
+  std::vector<HloInstruction*> block;  // the originals recomputed
+  std::vector<HloInstruction*> made;   // their clones, operands first
 };
 
 // One round's analyses of the module as it is now.
@@ -120,6 +193,29 @@ struct Analyses {
     return r != nullptr && r->start <= t && t <= r->end;
   }
 };
+
+// The peak and how many times of the schedule reach it (HloLiveRange's
+// count: a buffer lives from its start to its end, both included).
+std::pair<int64_t, int64_t> PeakLevel(const Analyses& a) {
+  std::vector<int64_t> delta(a.live->schedule_end_time() + 2, 0);
+  for (const HloBuffer& buffer : a.alias->buffers()) {
+    const LiveRange* r = a.RangeOf(buffer);
+    if (r == nullptr || r->start < 0) continue;
+    delta[r->start] += a.live->buffer_size(buffer);
+    delta[r->end + 1] -= a.live->buffer_size(buffer);
+  }
+  int64_t live = 0, peak = 0, times = 0;
+  for (int64_t d : delta) {
+    live += d;
+    if (live > peak) {
+      peak = live;
+      times = 1;
+    } else if (live == peak) {
+      ++times;
+    }
+  }
+  return {peak, times};
+}
 
 WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
   const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
@@ -190,6 +286,7 @@ class Rematerializer {
     ASSIGN_OR_RETURN(Analyses a, Analyses::Run(module_));
     result.peak_before = a.live->peak_bytes();
     result.floor = ComputeLargestWorkingSet(a);
+    std::pair<int64_t, int64_t> level = PeakLevel(a);
     while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
            result.rounds < options_.max_rounds) {
       const int64_t t = a.live->peak_time();
@@ -197,7 +294,49 @@ class Rematerializer {
           Choose(a, t, a.live->peak_bytes() - options_.memory_limit_bytes);
       if (chosen.empty()) break;
       ++result.rounds;
-      for (Candidate& c : chosen) result.recomputed.push_back(Apply(c, t));
+      std::vector<Applied> round;
+      for (Candidate& c : chosen) round.push_back(Apply(c, t));
+      ASSIGN_OR_RETURN(a, Analyses::Run(module_));
+      // A round stays only if it lowers the peak, or leaves it at fewer
+      // times: the clones, placed before later uses, may make another peak.
+      const std::pair<int64_t, int64_t> now = PeakLevel(a);
+      if (std::getenv("XLITE_REMAT_DEBUG") != nullptr) {
+        std::string names;
+        for (const Candidate& c : chosen) {
+          absl::StrAppend(&names, " ", c.instruction->name(), "(", c.block.size(), ",", c.net_bytes, ")");
+        }
+        std::fprintf(stderr, "round %d t=%lld level %lld/%lld -> %lld/%lld:%s\n", result.rounds,
+                     static_cast<long long>(t), static_cast<long long>(level.first),
+                     static_cast<long long>(level.second), static_cast<long long>(now.first),
+                     static_cast<long long>(now.second), names.c_str());
+      }
+      if (now < level) {
+        level = now;
+        for (Applied& applied : round) {
+          for (HloInstruction* i : applied.block) maybe_dead_.push_back(i);
+          result.recomputed.push_back(std::move(applied.record));
+        }
+        continue;
+      }
+      for (auto it = round.rbegin(); it != round.rend(); ++it) Undo(*it);
+      for (const Candidate& c : chosen) refused_.insert(c.instruction);
+      ASSIGN_OR_RETURN(a, Analyses::Run(module_));
+    }
+    // The originals nothing reads any more (moved values and the operands
+    // only they read), latest first.
+    bool removed = false;
+    for (auto it = maybe_dead_.rbegin(); it != maybe_dead_.rend(); ++it) {
+      HloInstruction* i = *it;
+      if (!i->users().empty() || i->parent()->root_instruction() == i ||
+          !removed_.insert(i).second) {
+        continue;
+      }
+      const HloComputation* body = RecomputableFusionBody(*i);
+      i->parent()->RemoveInstruction(i);
+      if (body != nullptr) module_.RemoveComputation(const_cast<HloComputation*>(body));
+      removed = true;
+    }
+    if (removed) {
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
     }
     result.peak_after = a.live->peak_bytes();
@@ -223,7 +362,14 @@ class Rematerializer {
       std::optional<Candidate> c = Evaluate(a, *buffer.values()[0], t);
       if (c.has_value()) candidates.push_back(*std::move(c));
     }
+    // Cheapest per byte freed first (data movement and elementwise math
+    // before dots and convolutions), then the most bytes.
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+      const double cx = static_cast<double>(x.flops) / static_cast<double>(x.net_bytes);
+      const double cy = static_cast<double>(y.flops) / static_cast<double>(y.net_bytes);
+      const bool cheap_x = cx <= 1, cheap_y = cy <= 1;
+      if (cheap_x != cheap_y) return cheap_x;
+      if (!cheap_x && cx != cy) return cx < cy;
       if (x.net_bytes != y.net_bytes) return x.net_bytes > y.net_bytes;
       if (x.flops != y.flops) return x.flops < y.flops;
       return x.instruction->name() < y.instruction->name();
@@ -233,15 +379,21 @@ class Rematerializer {
     int64_t saved = 0;
     for (Candidate& c : candidates) {
       if (saved >= need) break;
+      // Blocks apart: none recomputes or reads what another recomputes.
       bool related = false;
-      for (const HloInstruction* op : c.instruction->operands()) related |= taken.contains(op);
+      for (const HloInstruction* i : c.block) {
+        related |= taken.contains(i);
+        for (const HloInstruction* op : i->operands()) related |= taken.contains(op);
+      }
       for (const Candidate& other : chosen) {
-        for (const HloInstruction* op : other.instruction->operands()) {
-          related |= op == c.instruction;
+        for (const HloInstruction* i : other.block) {
+          for (const HloInstruction* op : i->operands()) {
+            related |= std::find(c.block.begin(), c.block.end(), op) != c.block.end();
+          }
         }
       }
       if (related) continue;
-      taken.insert(c.instruction);
+      taken.insert(c.block.begin(), c.block.end());
       saved += c.net_bytes;
       chosen.push_back(std::move(c));
     }
@@ -256,7 +408,7 @@ class Rematerializer {
     const int64_t defined = a.live->instruction_time(d);
     if (defined < 0 || defined >= t || !value.defining_index().empty() || c->IsAsyncComputation() ||
         c->root_instruction() == d || !d->control_predecessors().empty() ||
-        !d->control_successors().empty() || !IsRematerializable(*d)) {
+        !d->control_successors().empty() || !IsRematerializable(*d) || refused_.contains(d)) {
       return std::nullopt;
     }
     auto origin = origin_.find(d->name());
@@ -301,24 +453,71 @@ class Rematerializer {
     }
     if (candidate.late_users.empty()) return std::nullopt;
     candidate.moved = !early;
-    // Operands must not be written in place later, and those not live at t
-    // anyway would be kept alive over it.
-    const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
-    int64_t kept = 0;
-    absl::flat_hash_set<HloBuffer::Id> counted;
-    for (const HloInstruction* op : d->operands()) {
-      if (!op->shape().IsArray()) return std::nullopt;
-      const HloValue* v = df.GetValueAt(op);
-      if (v == nullptr) return std::nullopt;
-      const HloBuffer& buffer = a.BufferOf(*v);
-      const LiveRange* range = a.RangeOf(buffer);
-      if (buffer.values().size() != 1 || range == nullptr) return std::nullopt;
-      if (range->end < t && counted.insert(buffer.id()).second) kept += a.live->buffer_size(buffer);
-    }
-    candidate.net_bytes = a.live->buffer_size(a.BufferOf(value)) - kept;
+    // The operands it reads after t: those live at t cost nothing, those dead
+    // by then are kept alive over it or recomputed too, whichever keeps fewer
+    // bytes.
+    absl::flat_hash_set<HloBuffer::Id> kept_buffers;
+    std::optional<int64_t> kept = BlockOperands(a, d, t, 0, candidate.block, kept_buffers);
+    if (!kept.has_value()) return std::nullopt;
+    candidate.block.push_back(d);
+    candidate.net_bytes = a.live->buffer_size(a.BufferOf(value)) - *kept;
     if (candidate.net_bytes <= 0) return std::nullopt;
-    candidate.flops = Flops(*d);
+    for (const HloInstruction* i : candidate.block) candidate.flops += Flops(*i);
     return candidate;
+  }
+
+  // The buffer of `op`'s value when nothing writes it in place later (one
+  // value), with a live range; nullptr otherwise.
+  const HloBuffer* ReadOnlyBuffer(const Analyses& a, const HloInstruction* op) {
+    if (!op->shape().IsArray()) return nullptr;
+    const HloValue* v = a.alias->dataflow_analysis().GetValueAt(op);
+    if (v == nullptr) return nullptr;
+    const HloBuffer& buffer = a.BufferOf(*v);
+    if (buffer.values().size() != 1 || a.RangeOf(buffer) == nullptr) return nullptr;
+    return &buffer;
+  }
+
+  // Whether `op`, an operand of a recomputed value, may be recomputed with it
+  // (after t): a rematerializable instruction of the same computation,
+  // defined before t, with no control edges.
+  bool RecomputableOperand(const Analyses& a, const HloInstruction* op, int64_t t) {
+    const int64_t defined = a.live->instruction_time(op);
+    return defined >= 0 && defined < t && op->parent()->root_instruction() != op &&
+           op->control_predecessors().empty() && op->control_successors().empty() &&
+           IsRematerializable(*op);
+  }
+
+  // Bytes of i's operands kept alive over t when i is recomputed after it;
+  // appends to `block` (operands first) the operands recomputed instead;
+  // nullopt when an operand may be written in place later.
+  std::optional<int64_t> BlockOperands(const Analyses& a, HloInstruction* i, int64_t t, int depth,
+                                       std::vector<HloInstruction*>& block,
+                                       absl::flat_hash_set<HloBuffer::Id>& kept_buffers) {
+    int64_t kept = 0;
+    for (HloInstruction* op : i->operands()) {
+      if (std::find(block.begin(), block.end(), op) != block.end()) continue;
+      const HloBuffer* buffer = ReadOnlyBuffer(a, op);
+      if (buffer == nullptr) return std::nullopt;
+      if (a.RangeOf(*buffer)->end >= t || kept_buffers.contains(buffer->id())) continue;
+      const int64_t size = a.live->buffer_size(*buffer);
+      // Recompute op too when its own dead operands take fewer bytes.
+      if (depth < kMaxBlockDepth && RecomputableOperand(a, op, t)) {
+        std::vector<HloInstruction*> sub = block;
+        absl::flat_hash_set<HloBuffer::Id> sub_kept = kept_buffers;
+        std::optional<int64_t> below = BlockOperands(a, op, t, depth + 1, sub, sub_kept);
+        if (below.has_value() && *below < size &&
+            static_cast<int>(sub.size()) + 1 < kMaxBlockSize) {
+          block = std::move(sub);
+          block.push_back(op);
+          kept_buffers = std::move(sub_kept);
+          kept += *below;
+          continue;
+        }
+      }
+      kept_buffers.insert(buffer->id());
+      kept += size;
+    }
+    return kept;
   }
 
   std::string UniqueName(absl::flat_hash_set<std::string>& names, const std::string& base) {
@@ -328,8 +527,8 @@ class Rematerializer {
     return name;
   }
 
-  // A copy of a cheap fusion's body (parameters and cheap leaves only) for
-  // the clone `fusion`.
+  // A copy of a recomputable fusion's body for the clone `fusion` (the
+  // reductions in it share their to_apply).
   HloComputation* CloneFusionBody(const HloComputation& body, HloInstruction* fusion) {
     auto copy = std::make_unique<HloComputation>(UniqueName(computation_names_, body.name()));
     copy->set_execution_thread(body.execution_thread());
@@ -339,6 +538,7 @@ class Rematerializer {
       auto c = std::make_unique<HloInstruction>(
           instr->opcode(), UniqueName(instruction_names_, instr->name()), instr->shape());
       c->attrs() = instr->attrs();
+      c->set_called_computations(instr->called_computations());
       map[instr.get()] = clone->AddInstruction(std::move(c));
     }
     for (const auto& instr : body.instructions()) {
@@ -353,55 +553,101 @@ class Rematerializer {
     return clone;
   }
 
-  Recomputation Apply(const Candidate& c, int64_t t) {
+  // A clone of `i` reading `operands` (shares a reduction's to_apply; a
+  // fusion gets its own body).
+  HloInstruction* CloneInstruction(HloInstruction* i, const std::string& origin,
+                                   const std::vector<HloInstruction*>& operands) {
+    auto instr = std::make_unique<HloInstruction>(
+        i->opcode(), UniqueName(instruction_names_, absl::StrCat(origin, ".remat")), i->shape());
+    instr->attrs() = i->attrs();
+    for (HloInstruction* op : operands) instr->AppendOperand(op);
+    HloInstruction* clone = i->parent()->AddInstruction(std::move(instr));
+    if (const HloComputation* body = RecomputableFusionBody(*i)) {
+      clone->set_called_computations({CloneFusionBody(*body, clone)});
+    } else {
+      clone->set_called_computations(i->called_computations());
+    }
+    return clone;
+  }
+
+  Applied Apply(const Candidate& c, int64_t t) {
     HloInstruction* d = c.instruction;
     HloComputation* computation = d->parent();
-    auto origin_it = origin_.find(d->name());
-    const std::string origin = origin_it == origin_.end() ? d->name() : origin_it->second;
-    Recomputation r;
+    Applied applied;
+    applied.computation = computation;
+    for (const auto& i : computation->instructions()) applied.order_before.push_back(i.get());
+    applied.original = d;
+    applied.late_users = c.late_users;
+    applied.block = c.block;
+    Recomputation& r = applied.record;
     r.instruction = d->name();
     r.computation = computation->name();
     r.moved = c.moved;
     r.peak_time = t;
     r.bytes_freed = c.net_bytes;
     r.flops = c.flops;
-    r.bytes_accessed = BytesAccessed(*d);
+    for (const HloInstruction* i : c.block) r.bytes_accessed += BytesAccessed(*i);
+    r.with_operands = static_cast<int>(c.block.size()) - 1;
 
-    auto instr = std::make_unique<HloInstruction>(
-        d->opcode(), UniqueName(instruction_names_, absl::StrCat(origin, ".remat")), d->shape());
-    instr->attrs() = d->attrs();
-    for (HloInstruction* op : d->operands()) instr->AppendOperand(op);
-    HloInstruction* clone = computation->AddInstruction(std::move(instr));
-    if (const HloComputation* body = CheapFusionBody(*d)) {
-      clone->set_called_computations({CloneFusionBody(*body, clone)});
+    // Clone the block, operands first; each clone reads the clones of the
+    // block's members and the originals of the rest.
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> clones;
+    std::vector<HloInstruction*> made;
+    for (HloInstruction* i : c.block) {
+      auto origin_it = origin_.find(i->name());
+      const std::string origin = origin_it == origin_.end() ? i->name() : origin_it->second;
+      std::vector<HloInstruction*> operands;
+      for (HloInstruction* op : i->operands()) {
+        auto it = clones.find(op);
+        operands.push_back(it == clones.end() ? op : it->second);
+      }
+      HloInstruction* clone = CloneInstruction(i, origin, operands);
+      clones[i] = clone;
+      made.push_back(clone);
+      origin_[clone->name()] = origin;
+      ++clones_[origin];
     }
+    HloInstruction* clone = clones.at(d);
     r.clone = clone->name();
-    origin_[clone->name()] = origin;
-    ++clones_[origin];
 
     absl::flat_hash_set<const HloInstruction*> late(c.late_users.begin(), c.late_users.end());
     for (HloInstruction* user : c.late_users) d->ReplaceUseWith(user, clone);
-    // The order stays a schedule: the clone goes right before the first
-    // later user (after its operands, which came before d).
+    // The order stays a schedule: the clones go right before the first later
+    // user (after their operands, which came before d), operands first.
+    absl::flat_hash_set<const HloInstruction*> cloned(made.begin(), made.end());
     std::vector<HloInstruction*> order;
     order.reserve(computation->instructions().size());
     bool placed = false;
-    const bool remove = d->users().empty();
     for (const auto& i : computation->instructions()) {
-      if (i.get() == clone) continue;
+      if (cloned.contains(i.get())) continue;
       if (!placed && late.contains(i.get())) {
-        order.push_back(clone);
+        order.insert(order.end(), made.begin(), made.end());
         placed = true;
       }
       order.push_back(i.get());
     }
     computation->SetInstructionOrder(order);  // holds every instruction once
-    if (remove) {
-      const HloComputation* body = CheapFusionBody(*d);
-      computation->RemoveInstruction(d);
+    applied.clone = clone;
+    applied.made = std::move(made);
+    return applied;
+  }
+
+  // Takes back what Apply did: the later users read the original again, the
+  // clones (and their fusion bodies) go, the order is as it was.
+  void Undo(Applied& applied) {
+    for (HloInstruction* user : applied.late_users) {
+      applied.clone->ReplaceUseWith(user, applied.original);
+    }
+    for (auto it = applied.made.rbegin(); it != applied.made.rend(); ++it) {
+      HloInstruction* clone = *it;
+      const HloComputation* body =
+          clone->opcode() == HloOpcode::kFusion ? clone->called_computations()[0] : nullptr;
+      auto origin = origin_.find(clone->name());
+      if (origin != origin_.end()) --clones_[origin->second];
+      applied.computation->RemoveInstruction(clone);
       if (body != nullptr) module_.RemoveComputation(const_cast<HloComputation*>(body));
     }
-    return r;
+    applied.computation->SetInstructionOrder(applied.order_before);
   }
 
   HloModule& module_;
@@ -409,6 +655,11 @@ class Rematerializer {
   absl::flat_hash_set<std::string> computation_names_, instruction_names_;
   absl::flat_hash_map<std::string, std::string> origin_;  // clone -> original
   absl::flat_hash_map<std::string, int> clones_;          // original -> clones made
+  // Values whose recomputation made no progress: not tried again.
+  absl::flat_hash_set<const HloInstruction*> refused_;
+  // Originals recomputed by kept rounds: removed at the end if unread.
+  std::vector<HloInstruction*> maybe_dead_;
+  absl::flat_hash_set<const HloInstruction*> removed_;
 };
 
 std::string Bytes(int64_t b) { return absl::StrCat(b, " bytes"); }
@@ -439,11 +690,13 @@ std::string RematerializationResult::Summary() const {
                    Bytes(floor.bytes), " (", floor.instruction, "); parameters and outputs ",
                    Bytes(floor.resident_bytes), "; lower bound ", Bytes(floor.bound_bytes), "\n");
   for (const Recomputation& r : recomputed) {
-    absl::StrAppend(&out, "  %", r.instruction, " in %", r.computation,
-                    r.moved ? ": moved to %" : ": recomputed as %", r.clone,
-                    " before its later uses; ", Bytes(r.bytes_freed), " freed at the peak (time ",
-                    r.peak_time, "); ", r.moved ? 0 : r.flops, " FLOPs, ",
-                    Bytes(r.moved ? 0 : r.bytes_accessed), " accessed\n");
+    absl::StrAppend(
+        &out, "  %", r.instruction, " in %", r.computation,
+        r.moved ? ": moved to %" : ": recomputed as %", r.clone,
+        r.with_operands > 0 ? absl::StrCat(" with ", r.with_operands, " of its operands") : "",
+        " before its later uses; ", Bytes(r.bytes_freed), " freed at the peak (time ", r.peak_time,
+        "); ", r.moved ? 0 : r.flops, " FLOPs, ", Bytes(r.moved ? 0 : r.bytes_accessed),
+        " accessed\n");
   }
   return out;
 }

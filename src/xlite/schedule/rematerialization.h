@@ -7,20 +7,25 @@
 //
 // Each round finds the time of the peak and, among the buffers live there,
 // the candidates: a value of one buffer (no aliasing), defined before the
-// peak by a deterministic, cheap instruction of the same computation
-// (elementwise ops, broadcast, iota, constant, reshape, transpose, slice,
-// pad, concatenate, reverse, convert, bitcast-convert, and kLoop fusions of
-// at most 16 such ops; never side-effecting ops, collectives, rng,
-// parameters, copies, calls or control flow), read only directly (a tuple
-// holding it only as the entry's output), with uses before the peak and
-// after it but none at it. Its operands must each be the only value of
-// their buffer (nothing writes them in place later). A candidate saves its
-// size at the peak, less the operands it would keep alive over the peak;
-// those saving most (ties: fewest FLOPs) are cloned, the clone placed just
-// before the first later use, the later uses rerouted to it, and the
-// original removed when nothing else reads it (the value is moved, not
-// recomputed). Rounds repeat until the peak is at most the limit, nothing
-// helps, or `max_rounds`.
+// peak by a deterministic instruction of the same computation that writes a
+// new array — data movement and elementwise math (cheap), dots,
+// convolutions, reductions and gathers (their FLOPs), fusions of at most 16
+// such ops; never copies, in-place updates, sorts, rng, side-effecting ops,
+// collectives, parameters, calls or control flow — read only directly (a
+// tuple holding it only as the entry's output), with uses before the peak
+// and after it but none at it. The operands it reads must each be the only
+// value of their buffer (nothing writes them in place later); an operand
+// dead at the peak is kept alive over it, or recomputed with the value (its
+// block, up to 4 levels and 16 instructions) when its own operands take
+// fewer bytes. A candidate saves its size less the bytes it keeps alive
+// over the peak; the cheapest per byte freed go first (FLOPs per byte; data
+// movement before dots), then the largest. Their blocks are cloned, placed
+// just before the first later use, and the later uses rerouted to the
+// clone. A round stays only when it lowers the peak or the number of times
+// it is reached (clones may make another peak); otherwise it is undone and
+// its values not tried again. At the end the originals nothing reads any
+// more are removed (the value was moved, not recomputed). Rounds repeat
+// until the peak is at most the limit, nothing helps, or `max_rounds`.
 //
 // The module's instruction order is its schedule (is_scheduled=true) and
 // stays one; the call graph must be flattened (PlanMemory does both).
@@ -72,10 +77,11 @@ struct Recomputation {
   std::string clone;        // the instruction that now computes it for later uses
   std::string computation;
   bool moved = false;          // the original had no earlier use and is gone
+  int with_operands = 0;       // operands (dead at the peak) recomputed with it
   int64_t peak_time = 0;       // the peak it was chosen at
   int64_t bytes_freed = 0;     // its size less the operand bytes kept over that peak
-  int64_t flops = 0;           // estimated FLOPs of computing it once more
-  int64_t bytes_accessed = 0;  // operands read + result written, once more
+  int64_t flops = 0;           // estimated FLOPs of computing it (and those operands) once more
+  int64_t bytes_accessed = 0;  // operands read + results written, once more
 };
 
 struct RematerializationResult {
