@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -51,6 +52,9 @@ bool IsRecomputableOpcode(HloOpcode op) {
     case HloOpcode::kConvolution:
     case HloOpcode::kReduce:
     case HloOpcode::kReduceWindow:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormGrad:
       return true;
     case HloOpcode::kCopy:
     case HloOpcode::kStochasticConvert:
@@ -62,8 +66,12 @@ bool IsRecomputableOpcode(HloOpcode op) {
 
 bool IsRecomputableLeaf(const HloInstruction& i) {
   const uint32_t traits = HloOpcodeTraits(i.opcode());
+  // Batch norm's training and gradient forms make a tuple of arrays; their
+  // elements are recomputed through a get-tuple-element.
+  const bool tuple_op =
+      i.opcode() == HloOpcode::kBatchNormTraining || i.opcode() == HloOpcode::kBatchNormGrad;
   if (!IsRecomputableOpcode(i.opcode()) || (traits & (kSideEffect | kCollective)) ||
-      i.HasSideEffect() || !i.shape().IsArray()) {
+      i.HasSideEffect() || !(i.shape().IsArray() || tuple_op)) {
     return false;
   }
   // Only reductions call a computation: their scalar to_apply, which the
@@ -125,6 +133,10 @@ int64_t LeafFlops(const HloInstruction& i) {
     case HloOpcode::kReduce:
     case HloOpcode::kReduceWindow:
       return i.operand_count() > 0 ? ElementCount(i.operand(0)->shape()) : 0;
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormGrad:  // statistics, then normalize: a few per element
+      return i.operand_count() > 0 ? 8 * ElementCount(i.operand(0)->shape()) : 0;
     case HloOpcode::kConvert:
     case HloOpcode::kBitcastConvert:
       return 0;
@@ -153,6 +165,10 @@ struct Candidate {
   // What is computed again after the peak: `instruction` last, after the
   // operands (dead at the peak) recomputed with it, each after its own.
   std::vector<HloInstruction*> block;
+  // The instructions the later users read the value from: the instruction
+  // itself, or the get-tuple-elements of its element `tuple_index`.
+  std::vector<HloInstruction*> readers;
+  int64_t tuple_index = -1;
   std::vector<HloInstruction*> late_users;
   bool moved = false;  // no earlier user
   int64_t net_bytes = 0;
@@ -164,11 +180,11 @@ struct Applied {
   Recomputation record;
   HloComputation* computation = nullptr;
   std::vector<HloInstruction*> order_before;  // the computation's order
-  HloInstruction* original = nullptr;
-  HloInstruction* clone = nullptr;
-  std::vector<HloInstruction*> late_users;
-  std::vector<HloInstruction*> block;  // the originals recomputed
-  std::vector<HloInstruction*> made;   // their clones, operands first
+  // (user, operand number, what it read before): the later reads rerouted.
+  std::vector<std::tuple<HloInstruction*, int64_t, HloInstruction*>> rerouted;
+  std::vector<HloInstruction*> readers;  // the get-tuple-elements of an element
+  std::vector<HloInstruction*> block;    // the originals recomputed
+  std::vector<HloInstruction*> made;     // their clones, operands first
 };
 
 // One round's analyses of the module as it is now.
@@ -303,7 +319,8 @@ class Rematerializer {
       if (std::getenv("XLITE_REMAT_DEBUG") != nullptr) {
         std::string names;
         for (const Candidate& c : chosen) {
-          absl::StrAppend(&names, " ", c.instruction->name(), "(", c.block.size(), ",", c.net_bytes, ")");
+          absl::StrAppend(&names, " ", c.instruction->name(), "(", c.block.size(), ",", c.net_bytes,
+                          ")");
         }
         std::fprintf(stderr, "round %d t=%lld level %lld/%lld -> %lld/%lld:%s\n", result.rounds,
                      static_cast<long long>(t), static_cast<long long>(level.first),
@@ -314,6 +331,7 @@ class Rematerializer {
         level = now;
         for (Applied& applied : round) {
           for (HloInstruction* i : applied.block) maybe_dead_.push_back(i);
+          for (HloInstruction* i : applied.readers) maybe_dead_.push_back(i);
           result.recomputed.push_back(std::move(applied.record));
         }
         continue;
@@ -406,9 +424,11 @@ class Rematerializer {
     HloInstruction* d = value.defining_instruction();
     const HloComputation* c = d->parent();
     const int64_t defined = a.live->instruction_time(d);
-    if (defined < 0 || defined >= t || !value.defining_index().empty() || c->IsAsyncComputation() ||
-        c->root_instruction() == d || !d->control_predecessors().empty() ||
-        !d->control_successors().empty() || !IsRematerializable(*d) || refused_.contains(d)) {
+    const bool element = value.defining_index().size() == 1 && d->shape().IsTuple();
+    if (defined < 0 || defined >= t || (!value.defining_index().empty() && !element) ||
+        c->IsAsyncComputation() || c->root_instruction() == d ||
+        !d->control_predecessors().empty() || !d->control_successors().empty() ||
+        !IsRematerializable(*d) || refused_.contains(d)) {
       return std::nullopt;
     }
     auto origin = origin_.find(d->name());
@@ -416,16 +436,36 @@ class Rematerializer {
         options_.max_clones_per_value) {
       return std::nullopt;
     }
-    // Read only directly; held only by tuples that read it directly.
-    for (const HloUse& use : value.uses()) {
-      if (!use.operand_index.empty() || use.instruction->operand(use.operand_number) != d) {
-        return std::nullopt;
+    // Read only directly (an element: through get-tuple-elements of it);
+    // held only by tuples that read it directly.
+    Candidate candidate;
+    candidate.instruction = d;
+    if (element) {
+      candidate.tuple_index = value.defining_index()[0];
+      for (const HloPosition& p : value.positions()) {
+        if (p.instruction == d) continue;
+        if (p.instruction->opcode() != HloOpcode::kGetTupleElement || !p.index.empty() ||
+            p.instruction->operand(0) != d ||
+            p.instruction->attrs().tuple_index != candidate.tuple_index) {
+          return std::nullopt;
+        }
+        candidate.readers.push_back(p.instruction);
+      }
+    } else {
+      candidate.readers.push_back(d);
+      for (const HloPosition& p : value.positions()) {
+        if (p.instruction == d) continue;
+        if (p.instruction->opcode() != HloOpcode::kTuple || p.index.size() != 1 ||
+            p.instruction->operand(p.index[0]) != d) {
+          return std::nullopt;
+        }
       }
     }
-    for (const HloPosition& p : value.positions()) {
-      if (p.instruction == d) continue;
-      if (p.instruction->opcode() != HloOpcode::kTuple || p.index.size() != 1 ||
-          p.instruction->operand(p.index[0]) != d) {
+    for (const HloUse& use : value.uses()) {
+      const HloInstruction* operand = use.instruction->operand(use.operand_number);
+      if (!use.operand_index.empty() ||
+          std::find(candidate.readers.begin(), candidate.readers.end(), operand) ==
+              candidate.readers.end()) {
         return std::nullopt;
       }
     }
@@ -437,18 +477,19 @@ class Rematerializer {
         [&](const HloInstruction* i, int64_t time) { return a.live->instruction_time(i) < time; });
     if (site == sequence.end()) return std::nullopt;
     const int64_t site_time = a.live->instruction_time(*site);
-    Candidate candidate;
-    candidate.instruction = d;
     bool early = false;
-    for (HloInstruction* user : d->users()) {
-      const int64_t time = a.live->instruction_time(user);
-      if (time < 0) return std::nullopt;
-      if (time < t) {
-        early = true;
-      } else if (time > site_time) {
-        candidate.late_users.push_back(user);
-      } else {
-        return std::nullopt;  // read at the peak itself
+    absl::flat_hash_set<const HloInstruction*> late;
+    for (const HloInstruction* reader : candidate.readers) {
+      for (HloInstruction* user : reader->users()) {
+        const int64_t time = a.live->instruction_time(user);
+        if (time < 0) return std::nullopt;
+        if (time < t) {
+          early = true;
+        } else if (time > site_time) {
+          if (late.insert(user).second) candidate.late_users.push_back(user);
+        } else {
+          return std::nullopt;  // read at the peak itself
+        }
       }
     }
     if (candidate.late_users.empty()) return std::nullopt;
@@ -576,9 +617,8 @@ class Rematerializer {
     Applied applied;
     applied.computation = computation;
     for (const auto& i : computation->instructions()) applied.order_before.push_back(i.get());
-    applied.original = d;
-    applied.late_users = c.late_users;
     applied.block = c.block;
+    if (c.tuple_index >= 0) applied.readers = c.readers;
     Recomputation& r = applied.record;
     r.instruction = d->name();
     r.computation = computation->name();
@@ -608,10 +648,29 @@ class Rematerializer {
       ++clones_[origin];
     }
     HloInstruction* clone = clones.at(d);
+    if (c.tuple_index >= 0) {
+      // The later users read the element through a get-tuple-element of the
+      // clone, made like the original's.
+      HloInstruction* gte = c.readers.front();
+      auto instr = std::make_unique<HloInstruction>(
+          HloOpcode::kGetTupleElement,
+          UniqueName(instruction_names_, absl::StrCat(gte->name(), ".remat")), gte->shape());
+      instr->attrs() = gte->attrs();
+      instr->AppendOperand(clone);
+      clone = computation->AddInstruction(std::move(instr));
+      made.push_back(clone);
+    }
     r.clone = clone->name();
 
     absl::flat_hash_set<const HloInstruction*> late(c.late_users.begin(), c.late_users.end());
-    for (HloInstruction* user : c.late_users) d->ReplaceUseWith(user, clone);
+    for (HloInstruction* user : c.late_users) {
+      for (int64_t k = 0; k < user->operand_count(); ++k) {
+        HloInstruction* operand = user->operand(k);
+        if (std::find(c.readers.begin(), c.readers.end(), operand) == c.readers.end()) continue;
+        user->ReplaceOperandWith(k, clone);
+        applied.rerouted.push_back({user, k, operand});
+      }
+    }
     // The order stays a schedule: the clones go right before the first later
     // user (after their operands, which came before d), operands first.
     absl::flat_hash_set<const HloInstruction*> cloned(made.begin(), made.end());
@@ -627,7 +686,6 @@ class Rematerializer {
       order.push_back(i.get());
     }
     computation->SetInstructionOrder(order);  // holds every instruction once
-    applied.clone = clone;
     applied.made = std::move(made);
     return applied;
   }
@@ -635,8 +693,8 @@ class Rematerializer {
   // Takes back what Apply did: the later users read the original again, the
   // clones (and their fusion bodies) go, the order is as it was.
   void Undo(Applied& applied) {
-    for (HloInstruction* user : applied.late_users) {
-      applied.clone->ReplaceUseWith(user, applied.original);
+    for (auto it = applied.rerouted.rbegin(); it != applied.rerouted.rend(); ++it) {
+      std::get<0>(*it)->ReplaceOperandWith(std::get<1>(*it), std::get<2>(*it));
     }
     for (auto it = applied.made.rbegin(); it != applied.made.rend(); ++it) {
       HloInstruction* clone = *it;
