@@ -303,11 +303,12 @@ class Rematerializer {
     result.peak_before = a.live->peak_bytes();
     result.floor = ComputeLargestWorkingSet(a);
     std::pair<int64_t, int64_t> level = PeakLevel(a);
+    bool one_at_a_time = false;  // after a round of several made no progress
     while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
            result.rounds < options_.max_rounds) {
       const int64_t t = a.live->peak_time();
       std::vector<Candidate> chosen =
-          Choose(a, t, a.live->peak_bytes() - options_.memory_limit_bytes);
+          Choose(a, t, a.live->peak_bytes() - options_.memory_limit_bytes, one_at_a_time);
       if (chosen.empty()) break;
       ++result.rounds;
       std::vector<Applied> round;
@@ -329,6 +330,7 @@ class Rematerializer {
       }
       if (now < level) {
         level = now;
+        one_at_a_time = false;
         for (Applied& applied : round) {
           for (HloInstruction* i : applied.block) maybe_dead_.push_back(i);
           for (HloInstruction* i : applied.readers) maybe_dead_.push_back(i);
@@ -337,7 +339,12 @@ class Rematerializer {
         continue;
       }
       for (auto it = round.rbegin(); it != round.rend(); ++it) Undo(*it);
-      for (const Candidate& c : chosen) refused_.insert(c.instruction);
+      // Several at once: try them one at a time; one alone: not again.
+      if (chosen.size() > 1) {
+        one_at_a_time = true;
+      } else {
+        refused_.insert(chosen[0].instruction);
+      }
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
     }
     // The originals nothing reads any more (moved values and the operands
@@ -372,8 +379,8 @@ class Rematerializer {
 
  private:
   // The candidates live across time t, best first, taken until they save
-  // `need` bytes; none reads another's result.
-  std::vector<Candidate> Choose(const Analyses& a, int64_t t, int64_t need) {
+  // `need` bytes (only the best with `one`); none reads another's result.
+  std::vector<Candidate> Choose(const Analyses& a, int64_t t, int64_t need, bool one) {
     std::vector<Candidate> candidates;
     for (const HloBuffer& buffer : a.alias->buffers()) {
       if (buffer.values().size() != 1 || !a.LiveAt(buffer, t)) continue;
@@ -396,7 +403,7 @@ class Rematerializer {
     absl::flat_hash_set<const HloInstruction*> taken;
     int64_t saved = 0;
     for (Candidate& c : candidates) {
-      if (saved >= need) break;
+      if (saved >= need || (one && !chosen.empty())) break;
       // Blocks apart: none recomputes or reads what another recomputes.
       bool related = false;
       for (const HloInstruction* i : c.block) {
