@@ -19,16 +19,17 @@
 // block, up to 4 levels and 16 instructions) when its own operands take
 // fewer bytes. An element of batch-norm-training/grad's tuple is recomputed
 // by a clone of the whole op and a get-tuple-element of it. A candidate
-// saves its size less the bytes it keeps alive
-// over the peak; the cheapest per byte freed go first (FLOPs per byte; data
-// movement before dots), then the largest. Their blocks are cloned, placed
-// just before the first later use, and the later uses rerouted to the
-// clone. A round stays only when it lowers the peak or the number of times
-// it is reached (clones may make another peak); otherwise it is undone, its
-// values tried one at a time, and one that alone makes no progress is not
-// tried again (XLITE_REMAT_DEBUG=1 prints each round). At the end the originals nothing reads any
-// more are removed (the value was moved, not recomputed). Rounds repeat
-// until the peak is at most the limit, nothing helps, or `max_rounds`.
+// saves its size less the bytes it keeps alive over the peak; the cheapest
+// per byte freed go first (FLOPs per byte; data movement before dots), then
+// the largest. Their blocks are cloned, placed just before the first later
+// use, and the later uses rerouted to the clone. A round stays only when it
+// lowers the peak or the number of times it is reached (clones may make
+// another peak); otherwise it is undone, its values tried one at a time,
+// and one that alone makes no progress is not tried again
+// (XLITE_REMAT_DEBUG=1 prints each round). At the end the originals nothing
+// reads any more are removed (the value was moved, not recomputed). Rounds
+// repeat until the peak is at most the limit, nothing helps, or
+// `max_rounds`.
 //
 // The module's instruction order is its schedule (is_scheduled=true) and
 // stays one; the call graph must be flattened (PlanMemory does both).
