@@ -155,8 +155,12 @@ std::optional<absl::Status> SplitSgemm(const MatmulShape& s, const float* a, con
       a_block += s.transpose_lhs ? begin : begin * s.k;
       c_block += begin * s.n;
     }
-    status[part] = onednn::SgemmBlock(s.transpose_lhs, s.transpose_rhs, m, n, s.k, a_block, lda,
-                                      b_block, ldb, c_block, s.n);
+    try {
+      status[part] = onednn::SgemmBlock(s.transpose_lhs, s.transpose_rhs, m, n, s.k, a_block, lda,
+                                        b_block, ldb, c_block, s.n);
+    } catch (const std::bad_alloc&) {  // never across a worker thread
+      status[part] = absl::ResourceExhaustedError("matmul: out of memory");
+    }
   });
   for (const absl::Status& st : status) {
     if (!st.ok()) return st;

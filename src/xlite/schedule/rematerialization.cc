@@ -103,6 +103,10 @@ bool IsRematerializable(const HloInstruction& i) {
 
 int64_t ElementCount(const Shape& s) { return s.IsArray() ? s.ElementCount() : 0; }
 
+int64_t Saturated(double flops) {
+  return flops >= 9.0e18 ? int64_t{9'000'000'000'000'000'000} : static_cast<int64_t>(flops);
+}
+
 // Estimated FLOPs of computing `i` once: a multiply-add per product term of
 // dots and convolutions, an operation per element read by reductions, per
 // element written by elementwise math; data movement costs none.
@@ -117,7 +121,7 @@ int64_t LeafFlops(const HloInstruction& i) {
           if (d >= 0 && d < lhs.rank()) contracted *= lhs.dimensions(d);
         }
       }
-      return 2 * out * contracted;
+      return Saturated(2.0 * static_cast<double>(out) * static_cast<double>(contracted));
     }
     case HloOpcode::kConvolution: {
       // Each output element reads the kernel's elements of one output feature.
@@ -128,7 +132,8 @@ int64_t LeafFlops(const HloInstruction& i) {
       const int64_t features = feature >= 0 && feature < kernel.rank()
                                    ? std::max<int64_t>(kernel.dimensions(feature), 1)
                                    : 1;
-      return 2 * out * (ElementCount(kernel) / features);
+      return Saturated(2.0 * static_cast<double>(out) *
+                       static_cast<double>(ElementCount(kernel) / features));
     }
     case HloOpcode::kReduce:
     case HloOpcode::kReduceWindow:
@@ -148,7 +153,9 @@ int64_t LeafFlops(const HloInstruction& i) {
 int64_t Flops(const HloInstruction& i) {
   if (const HloComputation* body = RecomputableFusionBody(i)) {
     int64_t flops = 0;
-    for (const auto& f : body->instructions()) flops += LeafFlops(*f);
+    for (const auto& f : body->instructions()) {
+      flops = Saturated(static_cast<double>(flops) + static_cast<double>(LeafFlops(*f)));
+    }
     return flops;
   }
   return LeafFlops(i);
@@ -332,8 +339,8 @@ class Rematerializer {
         level = now;
         one_at_a_time = false;
         for (Applied& applied : round) {
-          for (HloInstruction* i : applied.block) maybe_dead_.push_back(i);
-          for (HloInstruction* i : applied.readers) maybe_dead_.push_back(i);
+          maybe_dead_.insert(applied.block.begin(), applied.block.end());
+          maybe_dead_.insert(applied.readers.begin(), applied.readers.end());
           result.recomputed.push_back(std::move(applied.record));
         }
         continue;
@@ -348,18 +355,23 @@ class Rematerializer {
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
     }
     // The originals nothing reads any more (moved values and the operands
-    // only they read), latest first.
+    // only they read): removing one may leave its operands unread, so until
+    // none is left.
     bool removed = false;
-    for (auto it = maybe_dead_.rbegin(); it != maybe_dead_.rend(); ++it) {
-      HloInstruction* i = *it;
-      if (!i->users().empty() || i->parent()->root_instruction() == i ||
-          !removed_.insert(i).second) {
-        continue;
+    for (bool again = true; again;) {
+      again = false;
+      for (auto it = maybe_dead_.begin(); it != maybe_dead_.end();) {
+        HloInstruction* i = *it;
+        if (!i->users().empty() || i->parent()->root_instruction() == i) {
+          ++it;
+          continue;
+        }
+        maybe_dead_.erase(it++);  // other iterators stay valid
+        const HloComputation* body = RecomputableFusionBody(*i);
+        i->parent()->RemoveInstruction(i);
+        if (body != nullptr) module_.RemoveComputation(const_cast<HloComputation*>(body));
+        removed = again = true;
       }
-      const HloComputation* body = RecomputableFusionBody(*i);
-      i->parent()->RemoveInstruction(i);
-      if (body != nullptr) module_.RemoveComputation(const_cast<HloComputation*>(body));
-      removed = true;
     }
     if (removed) {
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
@@ -410,6 +422,7 @@ class Rematerializer {
         related |= taken.contains(i);
         for (const HloInstruction* op : i->operands()) related |= taken.contains(op);
       }
+      for (const HloInstruction* i : c.readers) related |= taken.contains(i);
       for (const Candidate& other : chosen) {
         for (const HloInstruction* i : other.block) {
           for (const HloInstruction* op : i->operands()) {
@@ -419,6 +432,7 @@ class Rematerializer {
       }
       if (related) continue;
       taken.insert(c.block.begin(), c.block.end());
+      taken.insert(c.readers.begin(), c.readers.end());
       saved += c.net_bytes;
       chosen.push_back(std::move(c));
     }
@@ -452,7 +466,8 @@ class Rematerializer {
       for (const HloPosition& p : value.positions()) {
         if (p.instruction == d) continue;
         if (p.instruction->opcode() != HloOpcode::kGetTupleElement || !p.index.empty() ||
-            p.instruction->operand(0) != d ||
+            p.instruction->operand(0) != d || !p.instruction->control_predecessors().empty() ||
+            !p.instruction->control_successors().empty() ||
             p.instruction->attrs().tuple_index != candidate.tuple_index) {
           return std::nullopt;
         }
@@ -510,7 +525,10 @@ class Rematerializer {
     candidate.block.push_back(d);
     candidate.net_bytes = a.live->buffer_size(a.BufferOf(value)) - *kept;
     if (candidate.net_bytes <= 0) return std::nullopt;
-    for (const HloInstruction* i : candidate.block) candidate.flops += Flops(*i);
+    for (const HloInstruction* i : candidate.block) {
+      candidate.flops =
+          Saturated(static_cast<double>(candidate.flops) + static_cast<double>(Flops(*i)));
+    }
     return candidate;
   }
 
@@ -549,7 +567,8 @@ class Rematerializer {
       if (a.RangeOf(*buffer)->end >= t || kept_buffers.contains(buffer->id())) continue;
       const int64_t size = a.live->buffer_size(*buffer);
       // Recompute op too when its own dead operands take fewer bytes.
-      if (depth < kMaxBlockDepth && RecomputableOperand(a, op, t)) {
+      if (depth < kMaxBlockDepth && static_cast<int>(block.size()) + 2 < kMaxBlockSize &&
+          RecomputableOperand(a, op, t)) {
         std::vector<HloInstruction*> sub = block;
         absl::flat_hash_set<HloBuffer::Id> sub_kept = kept_buffers;
         std::optional<int64_t> below = BlockOperands(a, op, t, depth + 1, sub, sub_kept);
@@ -632,8 +651,12 @@ class Rematerializer {
     r.moved = c.moved;
     r.peak_time = t;
     r.bytes_freed = c.net_bytes;
-    r.flops = c.flops;
-    for (const HloInstruction* i : c.block) r.bytes_accessed += BytesAccessed(*i);
+    // A moved value is computed once still; the operands recomputed with it
+    // are computed twice where their originals stay.
+    r.flops = c.moved ? c.flops - Flops(*d) : c.flops;
+    for (const HloInstruction* i : c.block) {
+      if (!(c.moved && i == d)) r.bytes_accessed += BytesAccessed(*i);
+    }
     r.with_operands = static_cast<int>(c.block.size()) - 1;
 
     // Clone the block, operands first; each clone reads the clones of the
@@ -723,8 +746,7 @@ class Rematerializer {
   // Values whose recomputation made no progress: not tried again.
   absl::flat_hash_set<const HloInstruction*> refused_;
   // Originals recomputed by kept rounds: removed at the end if unread.
-  std::vector<HloInstruction*> maybe_dead_;
-  absl::flat_hash_set<const HloInstruction*> removed_;
+  absl::flat_hash_set<HloInstruction*> maybe_dead_;
 };
 
 std::string Bytes(int64_t b) { return absl::StrCat(b, " bytes"); }
@@ -733,13 +755,13 @@ std::string Bytes(int64_t b) { return absl::StrCat(b, " bytes"); }
 
 int64_t RematerializationResult::total_flops() const {
   int64_t total = 0;
-  for (const Recomputation& r : recomputed) total += r.moved ? 0 : r.flops;
+  for (const Recomputation& r : recomputed) total += r.flops;
   return total;
 }
 
 int64_t RematerializationResult::total_bytes_accessed() const {
   int64_t total = 0;
-  for (const Recomputation& r : recomputed) total += r.moved ? 0 : r.bytes_accessed;
+  for (const Recomputation& r : recomputed) total += r.bytes_accessed;
   return total;
 }
 
@@ -760,8 +782,7 @@ std::string RematerializationResult::Summary() const {
         r.moved ? ": moved to %" : ": recomputed as %", r.clone,
         r.with_operands > 0 ? absl::StrCat(" with ", r.with_operands, " of its operands") : "",
         " before its later uses; ", Bytes(r.bytes_freed), " freed at the peak (time ", r.peak_time,
-        "); ", r.moved ? 0 : r.flops, " FLOPs, ", Bytes(r.moved ? 0 : r.bytes_accessed),
-        " accessed\n");
+        "); ", r.flops, " FLOPs, ", Bytes(r.bytes_accessed), " accessed\n");
   }
   return out;
 }

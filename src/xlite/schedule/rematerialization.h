@@ -80,12 +80,15 @@ struct Recomputation {
   std::string instruction;  // the original
   std::string clone;        // the instruction that now computes it for later uses
   std::string computation;
-  bool moved = false;          // the original had no earlier use and is gone
-  int with_operands = 0;       // operands (dead at the peak) recomputed with it
-  int64_t peak_time = 0;       // the peak it was chosen at
-  int64_t bytes_freed = 0;     // its size less the operand bytes kept over that peak
-  int64_t flops = 0;           // estimated FLOPs of computing it (and those operands) once more
-  int64_t bytes_accessed = 0;  // operands read + results written, once more
+  bool moved = false;       // the original had no earlier use and is gone
+  int with_operands = 0;    // operands (dead at the peak) recomputed with it
+  int64_t peak_time = 0;    // the peak it was chosen at
+  int64_t bytes_freed = 0;  // its size less the operand bytes kept over that peak
+  // Estimated extra cost: FLOPs and bytes (operands read + results written)
+  // of computing it and those operands once more (a moved value: only the
+  // operands, whose originals may stay).
+  int64_t flops = 0;
+  int64_t bytes_accessed = 0;
 };
 
 struct RematerializationResult {
