@@ -204,6 +204,66 @@ ENTRY e {
   EXPECT_TRUE(VerifyModule(*m).ok());
 }
 
+// The normalized output of batch-norm-training, read before and after a big
+// temporary through a get-tuple-element: recomputed by a clone of the whole
+// op and a get-tuple-element of it, which the later user reads.
+TEST(Rematerialization, RecomputesATupleElementThroughAGetTupleElement) {
+  constexpr char kBatchNorm[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[10,100] parameter(0)
+  scale = f32[100] parameter(1)
+  offset = f32[100] parameter(2)
+  bn = (f32[10,100], f32[100], f32[100]) batch-norm-training(x, scale, offset), epsilon=0.001, feature_index=1
+  y = f32[10,100] get-tuple-element(bn), index=0
+  zero = f32[] constant(0)
+  early = f32[] reduce(y, zero), dimensions={0,1}, to_apply=add
+  eb = f32[20000] broadcast(early), dimensions={}
+  s = f32[] reduce(eb, zero), dimensions={0}, to_apply=add
+  sb = f32[10,100] broadcast(s), dimensions={}
+  ROOT v = f32[10,100] add(y, sb)
+}
+)";
+  auto m = Parse(kBatchNorm);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  for (const Shape& shape :
+       {Shape::Array(PrimitiveType::F32, {10, 100}), Shape::Array(PrimitiveType::F32, {100}),
+        Shape::Array(PrimitiveType::F32, {100})}) {
+    Literal l(shape);
+    for (int64_t i = 0; i < l.element_count(); ++i)
+      l.SetDouble(i, 0.01 * static_cast<double>(i % 37));
+    args.push_back(std::move(l));
+  }
+  absl::StatusOr<Literal> before = Evaluate(*m, args);
+  ASSERT_TRUE(before.ok()) << before.status();
+  absl::StatusOr<int64_t> peak = Peak(*m);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = *peak - 4000});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->met) << r->Summary();
+  EXPECT_TRUE(absl::StrContains(r->Summary(), "%bn in %e: recomputed as %y.remat")) << r->Summary();
+  HloInstruction* gte = Find(*m, "y.remat");
+  ASSERT_NE(gte, nullptr) << r->Summary();
+  EXPECT_EQ(gte->opcode(), HloOpcode::kGetTupleElement);
+  EXPECT_EQ(gte->operand(0)->opcode(), HloOpcode::kBatchNormTraining);
+  EXPECT_NE(gte->operand(0), Find(*m, "bn"));
+  EXPECT_EQ(Find(*m, "v")->operand(0), gte);
+  EXPECT_EQ(Find(*m, "early")->operand(0), Find(*m, "y"));
+  ASSERT_TRUE(VerifyModule(*m).ok());
+  absl::StatusOr<Literal> after = Evaluate(*m, args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+}
+
 TEST(Rematerialization, NegativeLimitIsInvalid) {
   auto m = Parse(kEarlyAndLate);
   ASSERT_NE(m, nullptr);
