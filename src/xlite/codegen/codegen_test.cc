@@ -697,6 +697,47 @@ ENTRY e {
         exact);
 }
 
+// Float max/min reductions run vectorized (maxnum/minnum and an "is NaN"
+// flag): a NaN in a row, or as the init value, makes the result NaN, as
+// XLA's maximum; rows without one give their max/min.
+TEST(CodegenReduction, FloatMaxAndMinPropagateNaN) {
+  for (const char* op : {"maximum", "minimum"}) {
+    const bool is_max = std::string(op) == "maximum";
+    auto module = ParseHloModule(absl::StrCat(
+        "HloModule m\nr { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] ", op,
+        "(x, y) }\nENTRY e {\n  a = f32[4,100] parameter(0)\n  z = f32[] parameter(1)\n"
+        "  ROOT m = f32[4] reduce(a, z), dimensions={1}, to_apply=r\n}\n"));
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto kernels =
+        SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+    ASSERT_TRUE(kernels.ok()) << kernels.status();
+    std::vector<float> a(400);
+    for (int i = 0; i < 400; ++i) a[i] = static_cast<float>((i * 37) % 101) - 50.0f;
+    a[100 + 63] = std::nanf("");  // row 1: a NaN in the middle
+    a[300 + 99] = std::nanf("");  // row 3: a NaN last
+    for (float init : {is_max ? -INFINITY : INFINITY, std::nanf("")}) {
+      float z = init;
+      std::vector<float> out(4, 12345.0f);
+      void* buffers[] = {a.data(), &z, out.data()};
+      (*kernels)[0].function(buffers, 0, 1);
+      for (int row = 0; row < 4; ++row) {
+        float want = init;
+        bool nan = std::isnan(init);
+        for (int k = 0; k < 100; ++k) {
+          const float x = a[row * 100 + k];
+          nan |= std::isnan(x);
+          if (!std::isnan(x)) want = is_max ? std::max(want, x) : std::min(want, x);
+        }
+        if (nan) {
+          EXPECT_TRUE(std::isnan(out[row])) << op << " row " << row << " init " << init;
+        } else {
+          EXPECT_EQ(out[row], want) << op << " row " << row;
+        }
+      }
+    }
+  }
+}
+
 TEST(CodegenReduction, ReduceWindow) {
   const std::string max =
       "max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] maximum(x, y) }\n";

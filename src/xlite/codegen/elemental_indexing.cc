@@ -499,7 +499,67 @@ bool IsFloatSum(const HloComputation& reducer) {
          a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter && a != b;
 }
 
+// A reducer that takes the maximum (or minimum) of its two f32 or f64
+// parameters: kMaximum / kMinimum, or nullopt.
+std::optional<HloOpcode> FloatMaxOrMin(const HloComputation& reducer) {
+  const HloInstruction* root = reducer.root_instruction();
+  if (reducer.num_parameters() != 2 || root == nullptr ||
+      (root->opcode() != HloOpcode::kMaximum && root->opcode() != HloOpcode::kMinimum) ||
+      root->operand_count() != 2) {
+    return std::nullopt;
+  }
+  const PrimitiveType t = root->shape().element_type();
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if ((t != PrimitiveType::F32 && t != PrimitiveType::F64) ||
+      a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter || a == b) {
+    return std::nullopt;
+  }
+  return root->opcode();
+}
+
 }  // namespace
+
+// The maximum (minimum) of a float reduce, as a loop LLVM vectorizes with
+// several partial results: maxnum (minnum) under no-NaNs / no-signed-zeros
+// beside an or of "is NaN" (XLA's maximum propagates NaN: a NaN anywhere, the
+// init value included, makes the result NaN). The order of equal-valued
+// zeros is then unspecified, as in XLA:CPU's vectorized reductions.
+absl::StatusOr<IrValues> IrEmitter::EmitFloatMaxMinReduce(
+    const HloInstruction& instr, const IrIndex& index, HloOpcode op,
+    const std::vector<int64_t>& reduced_dims, const std::vector<int64_t>& reduced_sizes) {
+  const Shape& input = instr.operand(0)->shape();
+  const PrimitiveType type = input.element_type();
+  llvm::Type* t = IrType(type);
+  ASSIGN_OR_RETURN(Value * init, EmitOne(*instr.operand(1), {}));
+  llvm::AllocaInst* acc = Alloca(t, "acc");
+  llvm::AllocaInst* nan = Alloca(b_.getInt1Ty(), "nan");
+  b_.CreateStore(init, acc);
+  b_.CreateStore(b_.CreateFCmpUNO(init, init), nan);
+  llvm::FastMathFlags flags;
+  flags.setNoNaNs();
+  flags.setNoSignedZeros();
+  const llvm::Intrinsic::ID id =
+      op == HloOpcode::kMaximum ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
+  RETURN_IF_ERROR(ForLoopNest(reduced_sizes, [&](const IrIndex& reduced) -> absl::Status {
+    IrIndex at(input.rank());
+    size_t kept = 0, r = 0;
+    for (int64_t d = 0; d < input.rank(); ++d) {
+      at[d] = Contains(reduced_dims, d) ? reduced[r++] : index[kept++];
+    }
+    ASSIGN_OR_RETURN(Value * x, EmitOne(*instr.operand(0), at));
+    Value* a = b_.CreateLoad(t, acc);
+    llvm::CallInst* m = b_.CreateBinaryIntrinsic(id, a, x);
+    m->setFastMathFlags(flags);
+    b_.CreateStore(m, acc);
+    b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), nan), b_.CreateFCmpUNO(x, x)), nan);
+    return absl::OkStatus();
+  }));
+  Value* result = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), nan), llvm::ConstantFP::getNaN(t),
+                                  b_.CreateLoad(t, acc));
+  ASSIGN_OR_RETURN(result, Convert(instr, type, instr.shape().element_type(), result));
+  return IrValues{result};
+}
 
 absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, const IrIndex& index) {
   const int64_t n = instr.operand_count() / 2;
@@ -514,6 +574,13 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, cons
   std::vector<int64_t> reduced_sizes;
   for (int64_t d = 0; d < input.rank(); ++d) {
     if (Contains(reduced_dims, d)) reduced_sizes.push_back(input.dimensions(d));
+  }
+  if (std::optional<HloOpcode> op = FloatMaxOrMin(reducer);
+      op.has_value() && n == 1 &&
+      input.element_type() == reducer.root_instruction()->shape().element_type() &&
+      instr.operand(1)->shape().element_type() == input.element_type() && instr.shape().IsArray() &&
+      instr.shape().element_type() == input.element_type()) {
+    return EmitFloatMaxMinReduce(instr, index, *op, reduced_dims, reduced_sizes);
   }
   std::vector<PrimitiveType> types;
   std::vector<llvm::AllocaInst*> acc;

@@ -164,6 +164,10 @@ class IrEmitter {
   absl::StatusOr<IrValues> EmitConstant(const HloInstruction& instr, const IrIndex& index);
   absl::StatusOr<IrValues> EmitBitcastConvert(const HloInstruction& instr, const IrIndex& index);
   absl::StatusOr<IrValues> EmitReduce(const HloInstruction& instr, const IrIndex& index);
+  absl::StatusOr<IrValues> EmitFloatMaxMinReduce(const HloInstruction& instr, const IrIndex& index,
+                                                 HloOpcode op,
+                                                 const std::vector<int64_t>& reduced_dims,
+                                                 const std::vector<int64_t>& reduced_sizes);
   absl::StatusOr<IrValues> EmitReduceWindow(const HloInstruction& instr, const IrIndex& index);
   absl::StatusOr<IrValues> EmitMap(const HloInstruction& instr, const IrIndex& index);
   absl::StatusOr<IrValues> EmitFusion(const HloInstruction& instr, const IrIndex& index);
