@@ -106,6 +106,11 @@ printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  dead = f32[2] negat
 "$XLITE" opt --passes=dce --xlite_verify_each_pass --xlite_pass_timing "$tmp/dce.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
 [ $? -eq 0 ] && ! grep -q dead "$tmp/out.txt" && grep -q '^dce .* yes$' "$tmp/err.txt"
 check "opt --passes=dce removes dead code and prints pass timing" $?
+"$XLITE" run --backend=cpu --xlite_pass_timing "$tmp/dce.hlo" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 0 ] && grep -q '^fusion .*cpu-fusion' "$tmp/err.txt" &&
+  grep -q '^plan-memory .*cpu-backend' "$tmp/err.txt" &&
+  grep -q '^jit-compile (kernels: 1) .*cpu-backend' "$tmp/err.txt" && grep -q '^total ' "$tmp/err.txt"
+check "run --xlite_pass_timing times the CPU compiler's passes and backend steps" $?
 "$XLITE" opt --passes=dce,nope "$tmp/dce.hlo" > /dev/null 2> "$tmp/err.txt"
 [ $? -eq 1 ] && grep -q "unknown pass 'nope' (known: .*dce" "$tmp/err.txt"
 check "opt --passes names the known passes on a typo" $?

@@ -1,5 +1,9 @@
 #include "xlite/compiler.h"
 
+#include <chrono>
+#include <iostream>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "xlite/buffers/buffer_assignment_text.h"
@@ -42,34 +46,73 @@ PipelineOptions PipelineOptionsFrom(const DebugOptions& debug, ModuleDumper& dum
   return options;
 }
 
+// --xlite_pass_timing: every pass of the stage pipelines and the backend's
+// steps (memory planning, thunk emission, JIT compilation, ...), one table
+// on stderr when the compile ends, as `xlite opt --passes` prints its own.
+class PassTiming {
+ public:
+  explicit PassTiming(bool on) : on_(on), mark_(std::chrono::steady_clock::now()) {}
+  PassTiming(const PassTiming&) = delete;
+  PassTiming& operator=(const PassTiming&) = delete;
+  ~PassTiming() {
+    if (on_ && !records_.empty()) std::cerr << FormatPassTiming(records_);
+  }
+  void Add(const std::vector<PassRecord>& records) {
+    if (on_) records_.insert(records_.end(), records.begin(), records.end());
+    Mark();
+  }
+  // Starts the clock of the next backend step.
+  void Mark() { mark_ = std::chrono::steady_clock::now(); }
+  // Records the backend step since the last mark.
+  void Step(std::string name) {
+    const auto now = std::chrono::steady_clock::now();
+    if (on_) {
+      records_.push_back({"cpu-backend", std::move(name),
+                          std::chrono::duration<double, std::milli>(now - mark_).count(), true});
+    }
+    mark_ = now;
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point mark_;
+  std::vector<PassRecord> records_;
+};
+
 // The passes that change what runs: simplification, unless the module
 // arrives with its passes' decisions (scheduled, or all passes disabled).
-absl::Status Optimize(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper) {
+absl::Status Optimize(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper,
+                      PassTiming& timing) {
   if (debug.disable_all_hlo_passes || module.config().is_scheduled) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> simplify, SimplifyPipeline());
   simplify->set_options(PipelineOptionsFrom(debug, dumper));
-  return simplify->Run(module).status();
+  absl::Status status = simplify->Run(module).status();
+  timing.Add(simplify->records());
+  return status;
 }
 
 // Layouts the module does not bind become row-major (so transposes move data
 // and loops read in order) and transposes fold into dots, before the
 // lowering's dot-decomposer picks each operand's order. Scheduled modules
 // keep their layouts.
-absl::Status AssignLayouts(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper) {
+absl::Status AssignLayouts(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper,
+                           PassTiming& timing) {
   if (debug.disable_all_hlo_passes || module.config().is_scheduled) return absl::OkStatus();
   HloPassPipeline pipeline("cpu-layout");
   pipeline.AddPass<LayoutNormalization>();
   pipeline.AddPass<TransposeFolding>();
   pipeline.AddPass<HloDce>();
   pipeline.set_options(PipelineOptionsFrom(debug, dumper));
-  return pipeline.Run(module).status();
+  absl::Status status = pipeline.Run(module).status();
+  timing.Add(pipeline.records());
+  return status;
 }
 
 // The rewrites the CPU runtime needs (they keep a schedule): fusions that
 // are not one kernel unfused, rng and batch norms expanded, canonical dots
 // and convolutions, row-major library operands.
-absl::Status LowerForTheRuntime(HloModule& module, const DebugOptions& debug,
-                                ModuleDumper& dumper) {
+absl::Status LowerForTheRuntime(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper,
+                                PassTiming& timing) {
   HloPassPipeline pipeline("cpu-lowering");
   pipeline.AddPass<DynamicPadder>();         // bounded dynamic dimensions static at their bounds
   pipeline.AddPass<SubByteNormalization>();  // sub-byte values stored one per byte
@@ -83,13 +126,16 @@ absl::Status LowerForTheRuntime(HloModule& module, const DebugOptions& debug,
   options.disabled_passes.clear();  // required for correctness, not optimizations
   options.enabled_passes_only.clear();
   pipeline.set_options(options);
-  return pipeline.Run(module).status();
+  absl::Status status = pipeline.Run(module).status();
+  timing.Add(pipeline.records());
+  return status;
 }
 
 // Loop fusion (and CSE of what it makes), after the lowering so that what
 // the expanders and library layouts add fuses too. Scheduled modules keep
 // their own fusion decisions; --xla_disable_hlo_passes=fusion turns it off.
-absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper) {
+absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper,
+                  PassTiming& timing) {
   if (debug.disable_all_hlo_passes || module.config().is_scheduled) return absl::OkStatus();
   HloPassPipeline pipeline("cpu-fusion");
   pipeline.AddPass<cpu::LoopFusion>();
@@ -98,7 +144,9 @@ absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& du
   pipeline.AddPass<HloDce>();
   pipeline.AddPass<cpu::ReshapeToBitcast>();
   pipeline.set_options(PipelineOptionsFrom(debug, dumper));
-  return pipeline.Run(module).status();
+  absl::Status status = pipeline.Run(module).status();
+  timing.Add(pipeline.records());
+  return status;
 }
 
 std::string DumpName(const HloModule& module, int64_t id) {
@@ -123,17 +171,19 @@ absl::Status RunThunkPasses(cpu::ThunkSequence& thunks, const DebugOptions& debu
 
 // Everything up to the memory plan, with its dumps.
 absl::StatusOr<MemoryPlan> OptimizeAndPlan(HloModule& module, const DebugOptions& debug,
-                                           ModuleDumper& dumper) {
+                                           ModuleDumper& dumper, PassTiming& timing) {
   RETURN_IF_ERROR(VerifyModule(module));
   RETURN_IF_ERROR(dumper.DumpStage(module, "before_optimizations"));
 
-  RETURN_IF_ERROR(Optimize(module, debug, dumper));
-  RETURN_IF_ERROR(AssignLayouts(module, debug, dumper));
-  RETURN_IF_ERROR(LowerForTheRuntime(module, debug, dumper));
-  RETURN_IF_ERROR(Fuse(module, debug, dumper));
+  RETURN_IF_ERROR(Optimize(module, debug, dumper, timing));
+  RETURN_IF_ERROR(AssignLayouts(module, debug, dumper, timing));
+  RETURN_IF_ERROR(LowerForTheRuntime(module, debug, dumper, timing));
+  RETURN_IF_ERROR(Fuse(module, debug, dumper, timing));
   RETURN_IF_ERROR(dumper.DumpStage(module, "after_optimizations"));
 
+  timing.Mark();
   ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(module, PlanOptionsFrom(debug)));
+  timing.Step("plan-memory");
   if (plan.rematerialization.has_value()) {  // --xlite_memory_limit
     RETURN_IF_ERROR(
         dumper.DumpFile(".xlite-rematerialization.txt", plan.rematerialization->Summary()));
@@ -148,7 +198,8 @@ absl::StatusOr<MemoryPlan> OptimizeAndPlan(HloModule& module, const DebugOptions
 
 absl::Status OptimizeHloModuleForCpu(HloModule& module, const CompileOptions& options) {
   ModuleDumper dumper(options.debug, module, options.module_id);
-  RETURN_IF_ERROR(OptimizeAndPlan(module, options.debug, dumper).status());
+  PassTiming timing(options.debug.pass_timing);
+  RETURN_IF_ERROR(OptimizeAndPlan(module, options.debug, dumper, timing).status());
   return dumper.Finish();
 }
 
@@ -156,29 +207,38 @@ absl::StatusOr<std::unique_ptr<runtime::Executable>> Compile(std::unique_ptr<Hlo
                                                              const CompileOptions& options) {
   const DebugOptions& debug = options.debug;
   ModuleDumper dumper(debug, *module, options.module_id);
-  ASSIGN_OR_RETURN(MemoryPlan plan, OptimizeAndPlan(*module, debug, dumper));
+  PassTiming timing(debug.pass_timing);
+  ASSIGN_OR_RETURN(MemoryPlan plan, OptimizeAndPlan(*module, debug, dumper, timing));
   const BufferAssignment& assignment = *plan.assignment;
+  timing.Mark();
 
   // A profile (--xlite_profile) times each kernel: no whole-loop kernels.
   cpu::ThunkEmitter emitter(assignment,
                             {.poison_dead_slices = debug.poison_dead_slices,
                              .loop_kernels = debug.cpu_enable_loop_kernels && !debug.profile});
   ASSIGN_OR_RETURN(cpu::ThunkSequence thunks, emitter.EmitEntry());
+  timing.Step("emit-thunks");
 
   codegen::JitOptions jit_options;
   jit_options.opt_level = options.opt_level;
   if (dumper.enabled()) jit_options.dump_to = debug.dump_to;
   ASSIGN_OR_RETURN(std::unique_ptr<codegen::Jit> jit, codegen::Jit::Create(jit_options));
+  timing.Step("jit-create");
   ASSIGN_OR_RETURN(std::vector<codegen::CompiledKernel> kernels,
                    jit->Compile(emitter.kernel_specs(), DumpName(*module, options.module_id)));
+  timing.Step(absl::StrCat("jit-compile (kernels: ", kernels.size(), ")"));
   RETURN_IF_ERROR(emitter.BindKernels(kernels));
   RETURN_IF_ERROR(RunThunkPasses(thunks, debug, dumper));
+  timing.Step("thunk-passes");
   RETURN_IF_ERROR(dumper.DumpFile(".xlite-thunks.txt", thunks.ToString()));
   RETURN_IF_ERROR(dumper.Finish());
 
-  return runtime::Executable::Create(std::move(module), std::move(plan), std::move(jit),
-                                     std::move(thunks), emitter.constants(),
-                                     {.concurrent_executor = debug.cpu_concurrent_executor});
+  timing.Mark();
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable = runtime::Executable::Create(
+      std::move(module), std::move(plan), std::move(jit), std::move(thunks), emitter.constants(),
+      {.concurrent_executor = debug.cpu_concurrent_executor});
+  timing.Step("executable");
+  return executable;
 }
 
 }  // namespace xlite

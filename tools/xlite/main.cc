@@ -49,7 +49,9 @@ commands:
                                            fusion, scheduling, copies): XLA's
                                            cpu_after_optimizations
              --xlite_verify_each_pass      verify after every pass
-             --xlite_pass_timing           print each pass's time on stderr
+             --xlite_pass_timing           print each pass's time on stderr (with
+                                           --pipeline=cpu and run: the CPU compiler's
+                                           passes and backend steps, JIT included)
              --xla_dump_to=DIR             dump before/after_optimizations (XLA's file names)
              --xla_dump_hlo_pass_re=RE     ... and a snapshot after each matching pass
              --xla_dump_hlo_module_re=RE   only dump modules whose name matches
