@@ -6,7 +6,7 @@
 //   workload<TAB>xlite-cpu@<T>t<TAB><median_ms><TAB><rate> <GFLOP/s|GB/s>
 //
 //   build/bin/e2e_bench [--threads=1,2] [--only=SUBSTR[,SUBSTR...]] [--reps=10]
-//                       [--check_cap_s=30]
+//                       [--check_cap_s=30]       (also --threads 1, as the peers take it)
 //
 // Workloads: sgemm_512/1024/2048, ew_chain_16M, reduce_rows_4096 and
 // reduce_cols_4096 as HLO written here from the peers' definitions;
@@ -325,7 +325,12 @@ bool Run(const Workload& w, const Flags& flags) {
 int main(int argc, char** argv) {
   Flags flags;
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
+    std::string arg = argv[i];
+    // The peers' scripts take `--threads T`: "--flag value" reads as "--flag=value".
+    if (absl::StartsWith(arg, "--") && arg.find('=') == std::string::npos && i + 1 < argc &&
+        !absl::StartsWith(argv[i + 1], "--")) {
+      arg = absl::StrCat(arg, "=", argv[++i]);
+    }
     auto value = [&](absl::string_view flag) -> std::optional<std::string> {
       if (!absl::StartsWith(arg, flag)) return std::nullopt;
       return arg.substr(flag.size());
