@@ -42,10 +42,7 @@
 #include "xlite/compiler.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
-#include "xlite/ir/elided_constants.h"
 #include "xlite/runtime/compare_literals.h"
-#include "xlite/text/parser.h"
-#include "xlite/verify/verifier.h"
 
 namespace {
 
@@ -201,20 +198,6 @@ std::vector<Workload> Workloads() {
   return w;
 }
 
-fs::path CorpusRoot() {
-  if (const char* env = std::getenv("XLITE_CORPUS"); env != nullptr && *env != '\0') return env;
-  return fs::path("..") / "shared" / "corpus";
-}
-
-absl::StatusOr<std::unique_ptr<xlite::HloModule>> Parse(const std::string& text,
-                                                        const std::string& name) {
-  absl::StatusOr<std::unique_ptr<xlite::HloModule>> m = xlite::ParseHloModule(text, name);
-  if (!m.ok()) return m.status();
-  if (absl::Status v = xlite::VerifyModule(**m); !v.ok()) return v;
-  xlite::FillElidedConstants(**m);
-  return m;
-}
-
 // The first array leaf of a result (every workload has one output).
 absl::StatusOr<Literal> FirstOutput(std::vector<std::unique_ptr<Buffer>>& outputs) {
   if (outputs.empty()) return absl::InternalError("no outputs");
@@ -253,14 +236,16 @@ std::string CheckResult(const Workload& w, const xlite::HloModule& module,
 bool Run(const Workload& w, const Flags& flags) {
   std::string text = w.hlo;
   if (!w.jax.empty()) {
-    const fs::path path = CorpusRoot() / "jax" / w.jax / "before_optimizations.txt";
+    const fs::path path = xlite::bench::CorpusRoot() / "jax" / w.jax / "before_optimizations.txt";
     if (!xlite::bench::ReadFile(path.string(), &text)) {
       std::printf("# skipped %s\tno %s\n", w.name.c_str(), path.string().c_str());
       return true;
     }
   }
-  absl::StatusOr<std::unique_ptr<xlite::HloModule>> module = Parse(text, w.name);
-  absl::StatusOr<std::unique_ptr<xlite::HloModule>> to_compile = Parse(text, w.name);
+  absl::StatusOr<std::unique_ptr<xlite::HloModule>> module =
+      xlite::bench::ParseRunnable(text, w.name);
+  absl::StatusOr<std::unique_ptr<xlite::HloModule>> to_compile =
+      xlite::bench::ParseRunnable(text, w.name);
   if (!module.ok() || !to_compile.ok()) {
     std::fprintf(stderr, "# error %s\t%s\n", w.name.c_str(),
                  FirstLine((module.ok() ? to_compile : module).status().message()).c_str());

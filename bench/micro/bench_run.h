@@ -1,26 +1,50 @@
 // Shared by the benchmarks that run compiled programs (cpu_bench, e2e_bench):
-// arguments as runtime::Buffers (fresh copies of donated ones per run), a
-// client of T threads, one timed Execute.
+// the corpus root, a program parsed and verified, arguments as
+// runtime::Buffers (fresh copies of donated ones per run), a client of T
+// threads, one timed Execute.
 #ifndef XLITE_BENCH_MICRO_BENCH_RUN_H_
 #define XLITE_BENCH_MICRO_BENCH_RUN_H_
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "xlite/ir/elided_constants.h"
 #include "xlite/ir/literal.h"
+#include "xlite/ir/module.h"
 #include "xlite/runtime/buffer.h"
 #include "xlite/runtime/client.h"
 #include "xlite/runtime/executable.h"
 #include "xlite/runtime/task_runner.h"
+#include "xlite/text/parser.h"
+#include "xlite/verify/verifier.h"
 
 namespace xlite::bench {
 
 using runtime::Buffer;
 using runtime::Executable;
+
+// XLITE_CORPUS, else ../shared/corpus (the benchmarks run from the repository).
+inline std::filesystem::path CorpusRoot() {
+  if (const char* env = std::getenv("XLITE_CORPUS"); env != nullptr && *env != '\0') return env;
+  return std::filesystem::path("..") / "shared" / "corpus";
+}
+
+// HLO text parsed, verified, and its elided constants filled (as `xlite run`
+// fills them): a module ready to compile or interpret.
+inline absl::StatusOr<std::unique_ptr<HloModule>> ParseRunnable(const std::string& text,
+                                                                const std::string& name) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, name);
+  if (!module.ok()) return module.status();
+  if (absl::Status v = VerifyModule(**module); !v.ok()) return v;
+  FillElidedConstants(**module);
+  return module;
+}
 
 inline double MillisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

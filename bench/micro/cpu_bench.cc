@@ -90,7 +90,6 @@
 #include "xlite/cpu/kernel_thunk.h"
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
-#include "xlite/ir/elided_constants.h"
 #include "xlite/runtime/buffer.h"
 #include "xlite/runtime/client.h"
 #include "xlite/runtime/compare_literals.h"
@@ -99,13 +98,13 @@
 #include "xlite/runtime/thunk_executor.h"
 #include "xlite/support/npy.h"
 #include "xlite/text/parser.h"
-#include "xlite/verify/verifier.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using xlite::Literal;
 using xlite::bench::Arguments;
+using xlite::bench::CorpusRoot;
 using xlite::bench::FirstLine;
 using xlite::bench::MakeContext;
 using xlite::bench::Median;
@@ -317,11 +316,6 @@ struct Program {
 
 std::vector<std::unique_ptr<Program>> g_programs;
 
-fs::path CorpusRoot() {
-  if (const char* env = std::getenv("XLITE_CORPUS"); env != nullptr && *env != '\0') return env;
-  return fs::path("..") / "shared" / "corpus";
-}
-
 // (name, path, inputs.npz or "") of every program, in table order.
 std::vector<std::tuple<std::string, fs::path, fs::path>> ListPrograms() {
   std::vector<std::tuple<std::string, fs::path, fs::path>> out;
@@ -359,11 +353,7 @@ std::vector<std::tuple<std::string, fs::path, fs::path>> ListPrograms() {
 }
 
 absl::StatusOr<std::unique_ptr<xlite::HloModule>> ParseProgram(const Program& p) {
-  absl::StatusOr<std::unique_ptr<xlite::HloModule>> module = xlite::ParseHloModule(p.text, p.path);
-  if (!module.ok()) return module.status();
-  if (absl::Status v = xlite::VerifyModule(**module); !v.ok()) return v;
-  xlite::FillElidedConstants(**module);
-  return module;
+  return xlite::bench::ParseRunnable(p.text, p.path);
 }
 
 int64_t LiteralBytes(const Literal& l) {

@@ -35,17 +35,6 @@
 namespace xlite {
 namespace {
 
-PipelineOptions PipelineOptionsFrom(const DebugOptions& debug, ModuleDumper& dumper) {
-  PipelineOptions options;
-  options.verify_each_pass = debug.verify_each_pass;
-  options.disabled_passes = debug.disable_hlo_passes;
-  options.enabled_passes_only = debug.enable_hlo_passes_only;
-  options.after_pass = [&dumper](const HloModule& m, const PassRecord& r) {
-    dumper.AfterPass(m, r);
-  };
-  return options;
-}
-
 // --xlite_pass_timing: every pass of the stage pipelines and the backend's
 // steps (memory planning, thunk emission, JIT compilation, ...), one table
 // on stderr when the compile ends, as `xlite opt --passes` prints its own.
@@ -57,9 +46,9 @@ class PassTiming {
   ~PassTiming() {
     if (on_ && !records_.empty()) std::cerr << FormatPassTiming(records_);
   }
-  void Add(const std::vector<PassRecord>& records) {
-    if (on_) records_.insert(records_.end(), records.begin(), records.end());
-    Mark();
+  // Every pass a stage pipeline runs (PipelineOptionsFrom's after_pass).
+  void Pass(const PassRecord& record) {
+    if (on_) records_.push_back(record);
   }
   // Starts the clock of the next backend step.
   void Mark() { mark_ = std::chrono::steady_clock::now(); }
@@ -79,16 +68,27 @@ class PassTiming {
   std::vector<PassRecord> records_;
 };
 
+PipelineOptions PipelineOptionsFrom(const DebugOptions& debug, ModuleDumper& dumper,
+                                    PassTiming& timing) {
+  PipelineOptions options;
+  options.verify_each_pass = debug.verify_each_pass;
+  options.disabled_passes = debug.disable_hlo_passes;
+  options.enabled_passes_only = debug.enable_hlo_passes_only;
+  options.after_pass = [&dumper, &timing](const HloModule& m, const PassRecord& r) {
+    dumper.AfterPass(m, r);
+    timing.Pass(r);
+  };
+  return options;
+}
+
 // The passes that change what runs: simplification, unless the module
 // arrives with its passes' decisions (scheduled, or all passes disabled).
 absl::Status Optimize(HloModule& module, const DebugOptions& debug, ModuleDumper& dumper,
                       PassTiming& timing) {
   if (debug.disable_all_hlo_passes || module.config().is_scheduled) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> simplify, SimplifyPipeline());
-  simplify->set_options(PipelineOptionsFrom(debug, dumper));
-  absl::Status status = simplify->Run(module).status();
-  timing.Add(simplify->records());
-  return status;
+  simplify->set_options(PipelineOptionsFrom(debug, dumper, timing));
+  return simplify->Run(module).status();
 }
 
 // Layouts the module does not bind become row-major (so transposes move data
@@ -102,10 +102,8 @@ absl::Status AssignLayouts(HloModule& module, const DebugOptions& debug, ModuleD
   pipeline.AddPass<LayoutNormalization>();
   pipeline.AddPass<TransposeFolding>();
   pipeline.AddPass<HloDce>();
-  pipeline.set_options(PipelineOptionsFrom(debug, dumper));
-  absl::Status status = pipeline.Run(module).status();
-  timing.Add(pipeline.records());
-  return status;
+  pipeline.set_options(PipelineOptionsFrom(debug, dumper, timing));
+  return pipeline.Run(module).status();
 }
 
 // The rewrites the CPU runtime needs (they keep a schedule): fusions that
@@ -122,13 +120,11 @@ absl::Status LowerForTheRuntime(HloModule& module, const DebugOptions& debug, Mo
   pipeline.AddPass<DotDecomposer>();
   pipeline.AddPass<ConvCanonicalization>();
   pipeline.AddPass<cpu::LibraryLayouts>();
-  PipelineOptions options = PipelineOptionsFrom(debug, dumper);
+  PipelineOptions options = PipelineOptionsFrom(debug, dumper, timing);
   options.disabled_passes.clear();  // required for correctness, not optimizations
   options.enabled_passes_only.clear();
   pipeline.set_options(options);
-  absl::Status status = pipeline.Run(module).status();
-  timing.Add(pipeline.records());
-  return status;
+  return pipeline.Run(module).status();
 }
 
 // Loop fusion (and CSE of what it makes), after the lowering so that what
@@ -143,10 +139,8 @@ absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& du
   pipeline.AddPass<HloCse>();
   pipeline.AddPass<HloDce>();
   pipeline.AddPass<cpu::ReshapeToBitcast>();
-  pipeline.set_options(PipelineOptionsFrom(debug, dumper));
-  absl::Status status = pipeline.Run(module).status();
-  timing.Add(pipeline.records());
-  return status;
+  pipeline.set_options(PipelineOptionsFrom(debug, dumper, timing));
+  return pipeline.Run(module).status();
 }
 
 std::string DumpName(const HloModule& module, int64_t id) {

@@ -248,6 +248,9 @@ class HloLiveRange::Builder {
       if (live > r_.peak_bytes_) {
         r_.peak_bytes_ = live;
         r_.peak_time_ = static_cast<int64_t>(t);
+        r_.peak_times_ = 1;
+      } else if (live == r_.peak_bytes_ && live > 0) {
+        ++r_.peak_times_;
       }
     }
   }

@@ -87,9 +87,11 @@ class HloLiveRange {
   const LiveRange* buffer_live_range(const HloBuffer& buffer) const;
   int64_t buffer_size(const HloBuffer& buffer) const { return buffer_size_[buffer.id()]; }
 
-  // The lower bound on memory (see above) and the first time it is reached.
+  // The lower bound on memory (see above), the first time it is reached, and
+  // how many times of the schedule reach it.
   int64_t peak_bytes() const { return peak_bytes_; }
   int64_t peak_time() const { return peak_time_; }
+  int64_t peak_times() const { return peak_times_; }
 
   const HloAliasAnalysis& alias_analysis() const { return *alias_; }
   std::string ToString() const;
@@ -107,6 +109,7 @@ class HloLiveRange {
   std::vector<int64_t> buffer_size_;
   int64_t peak_bytes_ = 0;
   int64_t peak_time_ = 0;
+  int64_t peak_times_ = 0;
 };
 
 }  // namespace xlite

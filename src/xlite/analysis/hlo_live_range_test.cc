@@ -74,6 +74,7 @@ ENTRY e {
   // At time 3: p, a, b, c.
   EXPECT_EQ(l.live->peak_bytes(), 64);
   EXPECT_EQ(l.live->peak_time(), 3);
+  EXPECT_EQ(l.live->peak_times(), 1);  // times 2 and 4 hold 48
 }
 
 TEST(LiveRange, TupleTablesCountEightBytesPerElement) {

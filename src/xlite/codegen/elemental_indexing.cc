@@ -485,27 +485,11 @@ absl::StatusOr<IrValues> IrEmitter::EmitBitcastConvert(const HloInstruction& ins
 
 namespace {
 
-// A reducer that adds its two f32 or f64 parameters: a sum.
-bool IsFloatSum(const HloComputation& reducer) {
+// The opcode of a reducer that applies one binary op to its two distinct
+// f32 or f64 parameters (add: a sum; maximum, minimum); nullopt otherwise.
+std::optional<HloOpcode> FloatBinaryReducer(const HloComputation& reducer) {
   const HloInstruction* root = reducer.root_instruction();
-  if (reducer.num_parameters() != 2 || root == nullptr || root->opcode() != HloOpcode::kAdd ||
-      root->operand_count() != 2) {
-    return false;
-  }
-  const PrimitiveType t = root->shape().element_type();
-  const HloInstruction* a = root->operand(0);
-  const HloInstruction* b = root->operand(1);
-  return (t == PrimitiveType::F32 || t == PrimitiveType::F64) &&
-         a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter && a != b;
-}
-
-// A reducer that takes the maximum (or minimum) of its two f32 or f64
-// parameters: kMaximum / kMinimum, or nullopt.
-std::optional<HloOpcode> FloatMaxOrMin(const HloComputation& reducer) {
-  const HloInstruction* root = reducer.root_instruction();
-  if (reducer.num_parameters() != 2 || root == nullptr ||
-      (root->opcode() != HloOpcode::kMaximum && root->opcode() != HloOpcode::kMinimum) ||
-      root->operand_count() != 2) {
+  if (reducer.num_parameters() != 2 || root == nullptr || root->operand_count() != 2) {
     return std::nullopt;
   }
   const PrimitiveType t = root->shape().element_type();
@@ -516,6 +500,18 @@ std::optional<HloOpcode> FloatMaxOrMin(const HloComputation& reducer) {
     return std::nullopt;
   }
   return root->opcode();
+}
+
+// The operand index that reduced index `reduced` and result index `index`
+// make: reduced dimensions from the first, the others from the second.
+IrIndex ReduceOperandIndex(int64_t rank, const std::vector<int64_t>& reduced_dims,
+                           const IrIndex& index, const IrIndex& reduced) {
+  IrIndex at(rank);
+  size_t kept = 0, r = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    at[d] = Contains(reduced_dims, d) ? reduced[r++] : index[kept++];
+  }
+  return at;
 }
 
 }  // namespace
@@ -542,12 +538,9 @@ absl::StatusOr<IrValues> IrEmitter::EmitFloatMaxMinReduce(
   const llvm::Intrinsic::ID id =
       op == HloOpcode::kMaximum ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
   RETURN_IF_ERROR(ForLoopNest(reduced_sizes, [&](const IrIndex& reduced) -> absl::Status {
-    IrIndex at(input.rank());
-    size_t kept = 0, r = 0;
-    for (int64_t d = 0; d < input.rank(); ++d) {
-      at[d] = Contains(reduced_dims, d) ? reduced[r++] : index[kept++];
-    }
-    ASSIGN_OR_RETURN(Value * x, EmitOne(*instr.operand(0), at));
+    ASSIGN_OR_RETURN(
+        Value * x,
+        EmitOne(*instr.operand(0), ReduceOperandIndex(input.rank(), reduced_dims, index, reduced)));
     Value* a = b_.CreateLoad(t, acc);
     llvm::CallInst* m = b_.CreateBinaryIntrinsic(id, a, x);
     m->setFastMathFlags(flags);
@@ -575,8 +568,8 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, cons
   for (int64_t d = 0; d < input.rank(); ++d) {
     if (Contains(reduced_dims, d)) reduced_sizes.push_back(input.dimensions(d));
   }
-  if (std::optional<HloOpcode> op = FloatMaxOrMin(reducer);
-      op.has_value() && n == 1 &&
+  if (std::optional<HloOpcode> op = FloatBinaryReducer(reducer);
+      (op == HloOpcode::kMaximum || op == HloOpcode::kMinimum) && n == 1 &&
       input.element_type() == reducer.root_instruction()->shape().element_type() &&
       instr.operand(1)->shape().element_type() == input.element_type() && instr.shape().IsArray() &&
       instr.shape().element_type() == input.element_type()) {
@@ -597,11 +590,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, cons
   }
   for (int64_t i = 0; i < n; ++i) types.push_back(instr.operand(i)->shape().element_type());
   RETURN_IF_ERROR(ForLoopNest(reduced_sizes, [&](const IrIndex& reduced) -> absl::Status {
-    IrIndex at(input.rank());
-    size_t kept = 0, r = 0;
-    for (int64_t d = 0; d < input.rank(); ++d) {
-      at[d] = Contains(reduced_dims, d) ? reduced[r++] : index[kept++];
-    }
+    const IrIndex at = ReduceOperandIndex(input.rank(), reduced_dims, index, reduced);
     IrValues args;
     for (int64_t i = 0; i < n; ++i)
       args.push_back(b_.CreateLoad(acc[i]->getAllocatedType(), acc[i]));
@@ -616,7 +605,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, cons
     // differ from the interpreter's sequential order in the last bits; it
     // does not change between runs or partition counts). Other reducers keep
     // the interpreter's order.
-    if (n == 1 && IsFloatSum(reducer)) {
+    if (n == 1 && FloatBinaryReducer(reducer) == HloOpcode::kAdd) {
       if (auto* sum = llvm::dyn_cast<llvm::Instruction>(result[0]);
           sum != nullptr && sum->getOpcode() == llvm::Instruction::FAdd) {
         sum->setHasAllowReassoc(true);

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <new>
 #include <optional>
 #include <vector>
 
@@ -119,59 +118,36 @@ void LoopMatmul(const MatmulShape& s, ElementType lhs_type, const void* lhs, Ele
   }
 }
 
-}  // namespace
+// A single f32 matmul with a few rows (n >= 4m: a batch times a weight
+// matrix). Such a product runs as dnnl_sgemm over blocks of columns: each
+// block reads all of the small lhs and its share of the weights, where a split
+// by rows reads all the weights on every thread (mlp_b32's 32x784x1024 at 2
+// threads: 0.63 -> 0.45 ms for the whole model; on one thread, one block:
+// 0.87 -> 0.65 ms). Square ones keep oneDNN's primitives: dnnl_sgemm of a
+// 1024x1024x1024 product ran 11 or 18 ms from run to run, 12 by the primitive.
+bool IsWideF32(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
+               ElementType out_type) {
+  return lhs_type == ElementType::kF32 && rhs_type == ElementType::kF32 &&
+         out_type == ElementType::kF32 && s.batch == 1 && 4 * s.m <= s.n;
+}
 
-namespace {
-
-// A single f32 matmul with a few rows (a batch times a weight matrix) as one
-// dnnl_sgemm per block of columns on the caller's threads: each block reads
-// all of the small lhs and its share of the weights, where a split by rows
-// reads all the weights on every thread (mlp_b32's 32x784x1024 at 2 threads:
-// 0.63 -> 0.45 ms for the whole model). Square ones keep the row split by
-// oneDNN primitives: dnnl_sgemm blocks of a 1024x1024x1024 product took
-// twice as long as that. nullopt when the columns do not split.
-std::optional<absl::Status> SplitSgemm(const MatmulShape& s, const float* a, const float* b,
-                                       float* c, const HostParallelism& parallelism) {
-  const int64_t threads = parallelism.threads;
-  const bool by_columns = true;
-  const int64_t extent = s.n;
-  if (extent < 2 * threads) return std::nullopt;
+// Columns [begin, end) of a wide f32 matmul, on the calling thread alone.
+absl::Status SgemmColumns(const MatmulShape& s, const void* lhs, const void* rhs, void* out,
+                          int64_t begin, int64_t end) {
   // Row-major leading dimensions of the whole operands (transposed ones are
   // stored [k,m] and [n,k]).
   const int64_t lda = s.transpose_lhs ? s.m : s.k, ldb = s.transpose_rhs ? s.k : s.n;
-  std::vector<absl::Status> status(threads);
-  parallelism.run(threads, [&](int64_t part) {
-    const int64_t begin = extent * part / threads, end = extent * (part + 1) / threads;
-    const float* a_block = a;
-    const float* b_block = b;
-    float* c_block = c;
-    int64_t m = s.m, n = s.n;
-    if (by_columns) {
-      n = end - begin;
-      b_block += s.transpose_rhs ? begin * s.k : begin;
-      c_block += begin;
-    } else {
-      m = end - begin;
-      a_block += s.transpose_lhs ? begin : begin * s.k;
-      c_block += begin * s.n;
-    }
-    try {
-      status[part] = onednn::SgemmBlock(s.transpose_lhs, s.transpose_rhs, m, n, s.k, a_block, lda,
-                                        b_block, ldb, c_block, s.n);
-    } catch (const std::bad_alloc&) {  // never across a worker thread
-      status[part] = absl::ResourceExhaustedError("matmul: out of memory");
-    }
-  });
-  for (const absl::Status& st : status) {
-    if (!st.ok()) return st;
-  }
-  return absl::OkStatus();
+  const float* b = static_cast<const float*>(rhs) + (s.transpose_rhs ? begin * s.k : begin);
+  return onednn::SgemmBlock(s.transpose_lhs, s.transpose_rhs, s.m, end - begin, s.k,
+                            static_cast<const float*>(lhs), lda, b, ldb,
+                            static_cast<float*>(out) + begin, s.n);
 }
 
-// One single-threaded oneDNN matmul per block of batches (or of rows, when
-// the lhs is not transposed: its rows and the result's are then contiguous),
-// on the caller's threads. Unimplemented (no kernel for the types) when any
-// block is; nullopt when the shape does not split.
+// One single-threaded oneDNN call per block on the caller's threads: blocks
+// of columns for a wide f32 matmul (SgemmColumns), else of batches (or of
+// rows, when the lhs is not transposed: its rows and the result's are then
+// contiguous). Unimplemented (no kernel for the types) when any block is;
+// nullopt when the shape does not split.
 std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType lhs_type,
                                               const void* lhs, ElementType rhs_type,
                                               const void* rhs, ElementType out_type, void* out,
@@ -181,11 +157,15 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
     return std::nullopt;
   }
   const bool by_batch = s.batch >= parallelism.threads;
-  const bool f32 = lhs_type == ElementType::kF32 && rhs_type == ElementType::kF32 &&
-                   out_type == ElementType::kF32;
-  if (!by_batch && s.batch == 1 && f32 && 4 * s.m <= s.n) {
-    return SplitSgemm(s, static_cast<const float*>(lhs), static_cast<const float*>(rhs),
-                      static_cast<float*>(out), parallelism);
+  if (!by_batch && IsWideF32(s, lhs_type, rhs_type, out_type)) {
+    const int64_t parts = parallelism.threads;
+    if (s.n < 2 * parts) return std::nullopt;
+    return RunParts(
+        parallelism, parts,
+        [&](int64_t part) {
+          return SgemmColumns(s, lhs, rhs, out, s.n * part / parts, s.n * (part + 1) / parts);
+        },
+        "matmul: out of memory");
   }
   const int64_t extent = by_batch ? s.batch : s.m;
   if (!by_batch && (s.batch != 1 || s.transpose_lhs || s.m < 2 * parallelism.threads)) {
@@ -194,34 +174,27 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
   const int64_t parts = std::min<int64_t>(parallelism.threads, extent);
   const int lhs_bytes = ElementByteWidth(lhs_type), rhs_bytes = ElementByteWidth(rhs_type);
   const int out_bytes = ElementByteWidth(out_type);
-  std::vector<absl::Status> status(parts);
-  parallelism.run(parts, [&](int64_t part) {
-    const int64_t begin = extent * part / parts, end = extent * (part + 1) / parts;
-    MatmulShape block = s;
-    const auto* a = static_cast<const uint8_t*>(lhs);
-    const auto* b = static_cast<const uint8_t*>(rhs);
-    auto* c = static_cast<uint8_t*>(out);
-    if (by_batch) {
-      block.batch = end - begin;
-      a += begin * s.m * s.k * lhs_bytes;
-      b += begin * s.k * s.n * rhs_bytes;
-      c += begin * s.m * s.n * out_bytes;
-    } else {
-      block.m = end - begin;
-      a += begin * s.k * lhs_bytes;
-      c += begin * s.n * out_bytes;
-    }
-    try {
-      status[part] =
-          onednn::Matmul(block, lhs_type, a, rhs_type, b, out_type, c, /*max_threads=*/1);
-    } catch (const std::bad_alloc&) {  // never across a worker thread
-      status[part] = absl::ResourceExhaustedError("matmul: out of memory");
-    }
-  });
-  for (const absl::Status& st : status) {
-    if (!st.ok()) return st;
-  }
-  return absl::OkStatus();
+  return RunParts(
+      parallelism, parts,
+      [&](int64_t part) {
+        const int64_t begin = extent * part / parts, end = extent * (part + 1) / parts;
+        MatmulShape block = s;
+        const auto* a = static_cast<const uint8_t*>(lhs);
+        const auto* b = static_cast<const uint8_t*>(rhs);
+        auto* c = static_cast<uint8_t*>(out);
+        if (by_batch) {
+          block.batch = end - begin;
+          a += begin * s.m * s.k * lhs_bytes;
+          b += begin * s.k * s.n * rhs_bytes;
+          c += begin * s.m * s.n * out_bytes;
+        } else {
+          block.m = end - begin;
+          a += begin * s.k * lhs_bytes;
+          c += begin * s.n * out_bytes;
+        }
+        return onednn::Matmul(block, lhs_type, a, rhs_type, b, out_type, c, /*max_threads=*/1);
+      },
+      "matmul: out of memory");
 }
 
 }  // namespace
@@ -244,20 +217,11 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
     if (onednn_fits) {
       std::optional<absl::Status> split =
           SplitOneDnnMatmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out, parallelism);
-      const bool f32 = lhs_type == ElementType::kF32 && rhs_type == ElementType::kF32 &&
-                       out_type == ElementType::kF32;
       if (split) {
         status = *split;
-      } else if (f32 && shape.batch == 1 && 4 * shape.m <= shape.n && HostThreads() == 1 &&
+      } else if (IsWideF32(shape, lhs_type, rhs_type, out_type) && HostThreads() == 1 &&
                  MatmulFlops(shape) >= kParallelMatmulFlops) {
-        // A wide one on one thread: dnnl_sgemm, as its split blocks (mlp_b32
-        // on 1 thread 0.87 -> 0.65 ms; a square 1024^3 one ran 11 or 18 ms
-        // from run to run there, 12 by the primitive).
-        status = onednn::SgemmBlock(
-            shape.transpose_lhs, shape.transpose_rhs, shape.m, shape.n, shape.k,
-            static_cast<const float*>(lhs), shape.transpose_lhs ? shape.m : shape.k,
-            static_cast<const float*>(rhs), shape.transpose_rhs ? shape.k : shape.n,
-            static_cast<float*>(out), shape.n);
+        status = SgemmColumns(shape, lhs, rhs, out, 0, shape.n);  // one block: all of it
       } else {
         status = onednn::Matmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
       }

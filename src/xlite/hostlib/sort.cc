@@ -4,7 +4,6 @@
 #include <bit>
 #include <cstring>
 #include <limits>
-#include <new>
 #include <numeric>
 #include <tuple>
 #include <vector>
@@ -79,21 +78,13 @@ absl::Status ForEachPart(const Slices& slices, const SortParallelism& parallelis
   if (parallelism.run && parallelism.threads > 1 && slices.count * slices.length >= min_elements) {
     parts = std::min<int64_t>(parallelism.threads, slices.count);
   }
-  std::vector<absl::Status> status(parts);
-  auto run_part = [&](int64_t part) {
-    try {
-      per_part(slices.count * part / parts, slices.count * (part + 1) / parts);
-    } catch (const std::bad_alloc&) {
-      status[part] = absl::ResourceExhaustedError("sort: out of memory for its scratch");
-    }
-  };
-  if (parts == 1) {
-    run_part(0);
-  } else {
-    parallelism.run(parts, run_part);
-  }
-  for (const absl::Status& st : status) RETURN_IF_ERROR(st);
-  return absl::OkStatus();
+  return RunParts(
+      parallelism, parts,
+      [&](int64_t part) {
+        per_part(slices.count * part / parts, slices.count * (part + 1) / parts);
+        return absl::OkStatus();
+      },
+      "sort: out of memory for its scratch");
 }
 
 // Writes a slice of `to` in `order` from the same slice of `from`

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <new>
+#include <string>
+#include <vector>
 
 // libgomp's API: the OpenMP runtime Debian's oneDNN is built with (declared
 // here, not through <omp.h>, which a clang build would take from LLVM's
@@ -46,6 +49,28 @@ int ApplyHostThreads() {
   omp_set_num_threads(applied_threads);
   applied_generation = current;
   return applied_threads;
+}
+
+absl::Status RunParts(const HostParallelism& parallelism, int64_t parts,
+                      absl::FunctionRef<absl::Status(int64_t part)> part,
+                      absl::string_view out_of_memory) {
+  std::vector<absl::Status> status(parts);
+  auto run_part = [&](int64_t p) {
+    try {
+      status[p] = part(p);
+    } catch (const std::bad_alloc&) {
+      status[p] = absl::ResourceExhaustedError(std::string(out_of_memory));
+    }
+  };
+  if (parts == 1 || !parallelism.run) {
+    for (int64_t p = 0; p < parts; ++p) run_part(p);
+  } else {
+    parallelism.run(parts, run_part);
+  }
+  for (const absl::Status& s : status) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 ScopedHostThreadLimit::ScopedHostThreadLimit(int n) {

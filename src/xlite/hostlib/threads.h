@@ -10,6 +10,8 @@
 #include <functional>
 
 #include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace xlite::hostlib {
 
@@ -20,6 +22,14 @@ struct HostParallelism {
   int threads = 1;
   std::function<void(int64_t parts, absl::FunctionRef<void(int64_t)> fn)> run;
 };
+
+// Runs part(0), ..., part(parts - 1) on `parallelism` (inline when there is
+// one part or no `run`) and returns the first error. A part that runs out of
+// memory gives ResourceExhausted(`out_of_memory`): no exception crosses a
+// worker thread.
+absl::Status RunParts(const HostParallelism& parallelism, int64_t parts,
+                      absl::FunctionRef<absl::Status(int64_t part)> part,
+                      absl::string_view out_of_memory);
 
 // n >= 1 threads for each host kernel call; n <= 0 restores the default
 // (OpenMP's: OMP_NUM_THREADS, else one per core).

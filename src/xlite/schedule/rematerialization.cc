@@ -217,27 +217,10 @@ struct Analyses {
   }
 };
 
-// The peak and how many times of the schedule reach it (HloLiveRange's
-// count: a buffer lives from its start to its end, both included).
+// The peak and how many times of the schedule reach it: a round makes
+// progress when this pair decreases.
 std::pair<int64_t, int64_t> PeakLevel(const Analyses& a) {
-  std::vector<int64_t> delta(a.live->schedule_end_time() + 2, 0);
-  for (const HloBuffer& buffer : a.alias->buffers()) {
-    const LiveRange* r = a.RangeOf(buffer);
-    if (r == nullptr || r->start < 0) continue;
-    delta[r->start] += a.live->buffer_size(buffer);
-    delta[r->end + 1] -= a.live->buffer_size(buffer);
-  }
-  int64_t live = 0, peak = 0, times = 0;
-  for (int64_t d : delta) {
-    live += d;
-    if (live > peak) {
-      peak = live;
-      times = 1;
-    } else if (live == peak) {
-      ++times;
-    }
-  }
-  return {peak, times};
+  return {a.live->peak_bytes(), a.live->peak_times()};
 }
 
 WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
@@ -412,27 +395,23 @@ class Rematerializer {
       return x.instruction->name() < y.instruction->name();
     });
     std::vector<Candidate> chosen;
-    absl::flat_hash_set<const HloInstruction*> taken;
+    // Blocks apart: none recomputes or reads what another recomputes.
+    absl::flat_hash_set<const HloInstruction*> taken;  // chosen blocks and readers
+    absl::flat_hash_set<const HloInstruction*> read;   // what chosen blocks read
     int64_t saved = 0;
     for (Candidate& c : candidates) {
       if (saved >= need || (one && !chosen.empty())) break;
-      // Blocks apart: none recomputes or reads what another recomputes.
       bool related = false;
       for (const HloInstruction* i : c.block) {
-        related |= taken.contains(i);
+        related |= taken.contains(i) || read.contains(i);
         for (const HloInstruction* op : i->operands()) related |= taken.contains(op);
       }
       for (const HloInstruction* i : c.readers) related |= taken.contains(i);
-      for (const Candidate& other : chosen) {
-        for (const HloInstruction* i : other.block) {
-          for (const HloInstruction* op : i->operands()) {
-            related |= std::find(c.block.begin(), c.block.end(), op) != c.block.end();
-          }
-        }
-      }
       if (related) continue;
       taken.insert(c.block.begin(), c.block.end());
       taken.insert(c.readers.begin(), c.readers.end());
+      for (const HloInstruction* i : c.block)
+        read.insert(i->operands().begin(), i->operands().end());
       saved += c.net_bytes;
       chosen.push_back(std::move(c));
     }
@@ -682,12 +661,7 @@ class Rematerializer {
       // The later users read the element through a get-tuple-element of the
       // clone, made like the original's.
       HloInstruction* gte = c.readers.front();
-      auto instr = std::make_unique<HloInstruction>(
-          HloOpcode::kGetTupleElement,
-          UniqueName(instruction_names_, absl::StrCat(gte->name(), ".remat")), gte->shape());
-      instr->attrs() = gte->attrs();
-      instr->AppendOperand(clone);
-      clone = computation->AddInstruction(std::move(instr));
+      clone = CloneInstruction(gte, gte->name(), {clone});
       made.push_back(clone);
     }
     r.clone = clone->name();
