@@ -969,7 +969,7 @@ ENTRY e {
       SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   const CompiledKernel& k = (*kernels)[0];
-  EXPECT_EQ(k.max_partitions, (300 * 129 + 63) / 64);  // granules of 64 elements
+  EXPECT_EQ(k.max_partitions, 300);  // granules of whole rows (129 elements each)
   std::vector<float> a(300 * 129), b(300 * 129), one(300 * 129), many(300 * 129, -1);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-3, 3);
@@ -990,6 +990,29 @@ ENTRY e {
   EXPECT_EQ(untouched, std::vector<float>(300 * 129, 5));
   k.function(outside, 0, 0);
   EXPECT_EQ(untouched, one);
+}
+
+TEST(CodegenPartitions, GranulesAreWholeRowsWhenThereAreEnough) {
+  // 64 rows or more, or rows shorter than 64 elements: granules of whole rows
+  // of at least 64 elements; a few long rows: granules of 64 elements.
+  const std::pair<const char*, int64_t> cases[] = {
+      {"f32[300,129]", 300},                // a row each
+      {"f32[100,10]", (1000 + 69) / 70},    // 7 rows (70 elements) each
+      {"f32[5,1000]", (5000 + 63) / 64},    // 64 elements each
+      {"f32[64,1000]", 64},                 // enough rows
+      {"f32[100000]", (100000 + 63) / 64},  // one row: 64 elements each
+  };
+  for (const auto& [shape, partitions] : cases) {
+    auto module = ParseHloModule(
+        absl::StrCat("HloModule m\nENTRY e {\n  a = ", shape, " parameter(0)\n  ROOT r = ", shape,
+                     " transpose(a), dimensions={",
+                     std::string(shape).find(',') == std::string::npos ? "0" : "0,1", "}\n}\n"));
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto kernels =
+        SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+    ASSERT_TRUE(kernels.ok()) << kernels.status();
+    EXPECT_EQ((*kernels)[0].max_partitions, partitions) << shape;
+  }
 }
 
 }  // namespace
@@ -1039,11 +1062,17 @@ ENTRY e {
     options.compile_threads = threads;
     auto jit = Jit::Create(options);
     ASSERT_TRUE(jit.ok()) << jit.status();
+    std::vector<KernelFunction> first_round;
     for (int round = 0; round < 2; ++round) {
       auto kernels = (*jit)->Compile(specs);
       ASSERT_TRUE(kernels.ok()) << kernels.status();
       ASSERT_EQ(kernels->size(), specs.size());
-      EXPECT_EQ((*kernels)[1].name, round == 0 ? "t" : "t_1");
+      // The second round's kernels are the first's code, under its names.
+      EXPECT_EQ((*kernels)[1].name, "t");
+      for (size_t i = 0; i < specs.size(); ++i) {
+        if (round == 0) first_round.push_back((*kernels)[i].function);
+        EXPECT_EQ((*kernels)[i].function, first_round[i]);
+      }
       if (round == 1) continue;
       for (size_t i = 0; i < specs.size(); ++i) {
         std::vector<float> out(4096);
@@ -1076,11 +1105,22 @@ ENTRY e {
 })");
   ASSERT_TRUE(module.ok());
   const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  auto module2 = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[1024] parameter(0)
+  b = f32[1024] parameter(1)
+  ROOT product = f32[1024] multiply(a, b)
+})");
+  ASSERT_TRUE(module2.ok());
+  const HloInstruction* product = (*module2)->entry_computation()->root_instruction();
   auto kernels = (*jit)->Compile({KernelSpec{root}, KernelSpec{root, "second"}}, "module_0001.m");
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   ASSERT_EQ(kernels->size(), 2u);
   EXPECT_EQ((*kernels)[0].name, "sum_1");
-  EXPECT_EQ((*kernels)[1].name, "second");
+  // The same IR twice: compiled once, both run that code.
+  EXPECT_EQ((*kernels)[1].name, "sum_1");
+  EXPECT_EQ((*kernels)[1].function, (*kernels)[0].function);
   const std::string before = ReadText(dir + "/module_0001.m.ir-no-opt.ll");
   const std::string after = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
   EXPECT_NE(before.find("define void @sum_1(ptr %buffers, i64 %partition, i64 %num_partitions)"),
@@ -1090,11 +1130,17 @@ ENTRY e {
   EXPECT_NE(before.find("\"target-cpu\"=\"" + (*jit)->cpu_name() + "\""), std::string::npos);
   // The optimized loop is vectorized.
   EXPECT_NE(after.find("<16 x float>"), std::string::npos) << after;
-  // A second module gets its own files; names stay unique within the Jit.
-  auto again = (*jit)->Compile({KernelSpec{root}}, "module_0001.m");
+  EXPECT_EQ(before.find("@second"), std::string::npos) << before;
+  // A second module gets its own files; names stay unique within the Jit; a
+  // kernel compiled before is not compiled again.
+  auto again = (*jit)->Compile({KernelSpec{root}, KernelSpec{product, "sum.1"}}, "module_0001.m");
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ((*again)[0].name, "sum_1_1");
-  EXPECT_FALSE(ReadText(dir + "/module_0001.m.1.ir-no-opt.ll").empty());
+  EXPECT_EQ((*again)[0].name, "sum_1");
+  EXPECT_EQ((*again)[0].function, (*kernels)[0].function);
+  EXPECT_EQ((*again)[1].name, "sum_1_1");
+  const std::string second_module = ReadText(dir + "/module_0001.m.1.ir-no-opt.ll");
+  EXPECT_NE(second_module.find("define void @sum_1_1("), std::string::npos) << second_module;
+  EXPECT_EQ(second_module.find("define void @sum_1("), std::string::npos) << second_module;
   // An unwritable dump directory is an error, not a crash.
   JitOptions bad;
   bad.dump_to = "/proc/no/such/dir";

@@ -41,11 +41,23 @@ struct Rows {
   std::vector<int64_t> outer_dims;
   int64_t count = 1;
 
+  // Elements per granule: kGranule, or a whole number of rows (AlignToRows).
+  int64_t granule = kGranule;
+
   int64_t elements() const { return count * inner; }
   // Partitions beyond this many get no elements.
-  int64_t Partitions() const {
-    return std::max<int64_t>(1, (elements() + kGranule - 1) / kGranule);
+  int64_t Partitions() const { return std::max<int64_t>(1, (elements() + granule - 1) / granule); }
+  // Granules of whole rows (at least kGranule elements) where that leaves
+  // enough of them to share among threads: every row is then whole in one
+  // partition, and its loop runs [0, inner) with constant bounds, which LLVM
+  // vectorizes without remainder checks and compiles in less time. A few long
+  // rows keep kGranule-element granules.
+  void AlignToRows() {
+    constexpr int64_t kEnoughRows = 64;
+    if (minor < 0 || inner == 0 || (inner > kGranule && count < kEnoughRows)) return;
+    granule = inner * ((kGranule + inner - 1) / inner);
   }
+  bool RowAligned() const { return minor >= 0 && granule % inner == 0; }
 
   static Rows Of(const Shape& shape) {
     Rows rows;
@@ -59,6 +71,7 @@ struct Rows {
         rows.count *= shape.dimensions(order[k]);
       }
     }
+    rows.AlignToRows();
     return rows;
   }
 };
@@ -164,7 +177,7 @@ std::pair<Value*, Value*> KernelEmitter::PartitionRange(const Rows& rows) {
       [&]() -> absl::StatusOr<IrValues> {
         return IrValues{b_.CreateUDiv(b_.CreateAdd(granules, b_.CreateSub(n, one)), n)};
       });
-  Value* chunk = b_.CreateMul(per_part.ok() ? (*per_part)[0] : granules, I64(kGranule));
+  Value* chunk = b_.CreateMul(per_part.ok() ? (*per_part)[0] : granules, I64(rows.granule));
   Value* begin = b_.CreateMul(b_.CreateSelect(valid, p, I64(0)), chunk);
   begin = b_.CreateSelect(b_.CreateICmpUGT(begin, total), total, begin);
   Value* end = b_.CreateAdd(begin, chunk);
@@ -190,6 +203,15 @@ absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
           if (k > 0) rest = b_.CreateUDiv(rest, I64(size));
         }
         if (rows.minor < 0) return body(index);
+        if (rows.RowAligned()) {  // the whole row is in [begin, end)
+          return e_.ForLoop(
+              I64(0), I64(inner),
+              [&](Value* j) -> absl::Status {
+                index[rows.minor] = j;
+                return body(index);
+              },
+              "inner.");
+        }
         // The part of this row inside [begin, end).
         Value* row_start = b_.CreateMul(row, I64(inner));
         Value* lo = b_.CreateSelect(b_.CreateICmpUGT(begin, row_start),
