@@ -1319,6 +1319,59 @@ TEST(CodegenAccuracy, ExpAndLogisticOfFloatAreWithinTheirUlpBounds) {
   EXPECT_LE(worst_logistic, 3);
 }
 
+TEST(CodegenAccuracy, LogAndLog1pOfFloatAreWithinTheirUlpBounds) {
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 1021) {
+    const uint32_t b = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &b, 4);
+    if (!std::isnan(f)) x.push_back(f);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  for (float f : {0.0f, -0.0f, 1.0f, -1.0f, -2.0f, 0.70710677f, 1.4142135f, 1e-30f, -1e-30f, tiny,
+                  -tiny, 1.1754942e-38f, 3.4028235e38f, -0.99999994f, inf, -inf,
+                  std::numeric_limits<float>::quiet_NaN()}) {
+    x.push_back(f);
+  }
+  const std::string n = std::to_string(x.size());
+  auto module =
+      ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n + "] parameter(0)\n  l = f32[" + n +
+                     "] log(x)\n  p = f32[" + n + "] log-plus-one(x)\n  ROOT t = (f32[" + n +
+                     "], f32[" + n + "]) tuple(l, p)\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  auto kernels = SharedJit().Compile({KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}});
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> l(x.size()), p(x.size());
+  void* log_buffers[] = {x.data(), l.data()};
+  void* log1p_buffers[] = {x.data(), p.data()};
+  {
+    ScopedFlushDenormals gradual(false);
+    (*kernels)[0].function(log_buffers, 0, 1);
+    (*kernels)[1].function(log1p_buffers, 0, 1);
+  }
+  int64_t worst_log = 0, worst_log1p = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = static_cast<double>(x[i]);
+    const float expected_log = static_cast<float>(std::log(d));
+    const float expected_log1p = static_cast<float>(std::log1p(d));
+    // NaN exactly where the reference is NaN, infinities exact.
+    ASSERT_EQ(std::isnan(l[i]), std::isnan(expected_log)) << x[i];
+    ASSERT_EQ(std::isnan(p[i]), std::isnan(expected_log1p)) << x[i];
+    if (std::isinf(expected_log)) ASSERT_EQ(l[i], expected_log) << x[i];
+    if (std::isinf(expected_log1p)) ASSERT_EQ(p[i], expected_log1p) << x[i];
+    if (!std::isnan(expected_log)) worst_log = std::max(worst_log, UlpDistance(l[i], expected_log));
+    if (!std::isnan(expected_log1p)) {
+      worst_log1p = std::max(worst_log1p, UlpDistance(p[i], expected_log1p));
+    }
+  }
+  std::printf("log f32: %zu inputs, max error %lld ulp; log1p f32: %lld ulp\n", x.size(),
+              static_cast<long long>(worst_log), static_cast<long long>(worst_log1p));
+  EXPECT_LE(worst_log, 1);
+  EXPECT_LE(worst_log1p, 2);
+}
+
 // f32 -> bf16 has its own short rounding sequence: every f32 whose low half
 // is at or next to a rounding tie (and every 4099th other pattern) against
 // hostlib's exact conversion, bit for bit, NaNs and denormals included.
