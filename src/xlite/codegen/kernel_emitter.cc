@@ -565,18 +565,19 @@ absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
                   ? b_.getTrue()
                   : b_.CreateICmpNE(BufferPointer(in_buffer), BufferPointer(num_inputs_ + i));
   }
-  RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
-    for (int64_t i = 0; i < n; ++i) {
-      RETURN_IF_ERROR(e_.When(copy[i], [&]() -> absl::Status {
+  // The test is outside the loop: in place, no loop runs at all (a scatter of
+  // one element into 100000 no longer walks them all).
+  for (int64_t i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(e_.When(copy[i], [&]() -> absl::Status {
+      return ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
         ASSIGN_OR_RETURN(Value * v, e_.EmitOne(*root.operand(i), index));
         const Shape& shape = buffer_shapes_[num_inputs_ + i];
         e_.Store(shape.element_type(), v, BufferPointer(num_inputs_ + i),
                  e_.PhysicalOffset(shape, index));
         return absl::OkStatus();
-      }));
-    }
-    return absl::OkStatus();
-  }));
+      });
+    }));
+  }
   // 2. Every update window, in order; the elements this partition owns.
   RETURN_IF_ERROR(e_.ForLoopNest(scatter_shape, [&](const IrIndex& batch) -> absl::Status {
     IrIndex position(indices_rank, I64(0));
