@@ -101,6 +101,37 @@ TEST(LoopKernels, AScanRunsAsOneKernel) {
   EXPECT_FALSE(absl::StrContains(on.thunks, "kWhile")) << on.thunks;
 }
 
+// in_place_dynamic_update_slice_fusion's loop: each step scatters one element
+// of a large carried buffer into itself. In place, the scatter's work is its
+// one update, so it never splits over threads and the loop is one kernel.
+TEST(LoopKernels, ALoopOfInPlaceScattersIsOneKernel) {
+  ExpectLoopKernel(R"(
+HloModule scatters
+keep_update { a = f32[] parameter(0)  ROOT b = f32[] parameter(1) }
+cond {
+  s = (s32[], f32[100000]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(50)), direction=LT
+}
+body {
+  s = (s32[], f32[100000]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  xs = f32[100000] get-tuple-element(s), index=1
+  j = s32[] multiply(i, s32[] constant(7))
+  x = f32[1] dynamic-slice(xs, j), dynamic_slice_sizes={1}
+  v = f32[] reshape(x)
+  at = s32[1] reshape(i)
+  ys = f32[100000] scatter(xs, at, v), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=0, indices_are_sorted=true, unique_indices=true, to_apply=keep_update
+  ROOT t = (s32[], f32[100000]) tuple(s32[] add(i, s32[] constant(1)), ys)
+}
+ENTRY e {
+  x = f32[100000] parameter(0)
+  w = (s32[], f32[100000]) while((s32[], f32[100000]) tuple(s32[] constant(0), x)), condition=cond, body=body
+  ROOT y = f32[100000] get-tuple-element(w), index=1
+})",
+                   true);
+}
+
 TEST(LoopKernels, ANestedLoopIsOneKernelToo) {
   ExpectLoopKernel(R"(
 HloModule nested

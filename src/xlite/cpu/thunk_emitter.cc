@@ -298,6 +298,19 @@ absl::Status ThunkEmitter::EmitKernel(const HloInstruction& instr, ThunkSequence
       outputs[0] == buffers[0] && instr.operand_count() > 1) {
     work = 2 * instr.operand(1)->shape().ElementCount();
   }
+  // So does a scatter whose results share its inputs' slices: the updates
+  // and indices (in_place_dynamic_update_slice_fusion's loop writes one
+  // element of 100000 per step, and becomes a whole-loop kernel).
+  if (instr.opcode() == HloOpcode::kScatter && instr.operand_count() >= 3 &&
+      instr.operand_count() % 2 == 1) {
+    const int64_t n = instr.operand_count() / 2;
+    bool in_place = static_cast<int64_t>(outputs.size()) == n;
+    for (int64_t i = 0; in_place && i < n; ++i) in_place = outputs[i] == buffers[i];
+    if (in_place) {
+      work = instr.operand(n)->shape().ElementCount();
+      for (int64_t i = 0; i < n; ++i) work += 2 * instr.operand(n + 1 + i)->shape().ElementCount();
+    }
+  }
   buffers.insert(buffers.end(), outputs.begin(), outputs.end());
   auto thunk =
       std::make_unique<KernelThunk>(InfoOf(instr), std::move(buffers), instr.operand_count(), work);
