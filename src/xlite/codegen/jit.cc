@@ -3,6 +3,7 @@
 #include "xlite/codegen/jit.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -94,10 +96,11 @@ struct Jit::Impl {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::set<std::string> names;
   int64_t modules = 0;
-  // Every kernel compiled so far, by its LLVM IR as emitted (printed with a
-  // placeholder name): a kernel whose IR matches one compiled before runs
-  // that one's code, as XLA:GPU reuses the kernels of identical fusions.
-  // Exact by construction; bench_mass_matrix_35's 312 kernels are 109.
+  // Every kernel compiled so far, by the SHA-256 of its LLVM IR as emitted
+  // (printed with a placeholder name): a kernel whose IR matches one compiled
+  // before runs that one's code, as XLA:GPU reuses the kernels of identical
+  // fusions. bench_mass_matrix_35's 312 kernels are 109. The digest, not the
+  // text, lives as long as the executable.
   absl::flat_hash_map<std::string, CompiledKernel> compiled_by_ir;
 
   void Optimize(llvm::Module& module, llvm::TargetMachine& machine) const;
@@ -106,9 +109,9 @@ struct Jit::Impl {
   absl::StatusOr<std::vector<CompiledKernel>> CompileNew(absl::Span<const KernelSpec> specs,
                                                          absl::Span<const std::string> names,
                                                          absl::string_view dump_name);
-  // The key of compiled_by_ir for a kernel that calls no other: its module
-  // alone, printed, the kernel named "xlite_kernel"; `kernel` gets what the
-  // emitter says of it (partitions, buffer shapes), without code.
+  // The key of compiled_by_ir for a kernel that calls no other: the SHA-256
+  // of its module alone, printed, the kernel named "xlite_kernel"; `kernel`
+  // gets what the emitter says of it (partitions, buffer shapes), no code.
   absl::StatusOr<std::string> IrKey(const KernelSpec& spec, llvm::LLVMContext& context,
                                     CompiledKernel& kernel) const;
   // A module for `specs` (named `kernel_names`) in `context`, its functions
@@ -259,7 +262,10 @@ absl::StatusOr<std::string> Jit::Impl::IrKey(const KernelSpec& spec, llvm::LLVMC
   std::string text;
   llvm::raw_string_ostream out(text);
   module->print(out, nullptr);
-  return std::move(out.str());
+  out.flush();
+  const std::array<uint8_t, 32> digest = llvm::SHA256::hash(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  return std::string(digest.begin(), digest.end());
 }
 
 absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const KernelSpec> specs,

@@ -29,7 +29,9 @@ absl::Status Invalid(const HloInstruction& instr, absl::string_view what) {
 }
 
 // Partitions are ranges of whole granules of elements (in physical order):
-// vector loops stay whole and two threads never write one cache line.
+// vector loops stay whole, and with granules of kGranule elements two threads
+// never write one cache line (granules of whole rows may share one line at a
+// boundary: elements are at least a byte, so never one byte).
 constexpr int64_t kGranule = 64;
 
 // An array's elements as rows: `outer_dims` (major to minor) select a row,
