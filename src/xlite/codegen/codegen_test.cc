@@ -1206,6 +1206,8 @@ int64_t UlpDistance(float a, float b) {
 // Exhaustively over every positive float, the same operations in C++ (with
 // FMA, as here) are at most 5 ulp from the correctly rounded tanh.
 constexpr int64_t kTanhF32MaxUlp = 5;
+// glibc documents its vector float functions within 4 ulp.
+constexpr int64_t kLibmvecF32MaxUlp = 4;
 
 // tanh of f32 is XLA's rational approximation (it vectorizes): its error
 // against the correctly rounded tanh, over a sweep of every 1024th float in
@@ -1417,6 +1419,90 @@ TEST(CodegenAccuracy, ErfOfFloatIsWithinItsUlpBound) {
   // 7 ulp over all 2^32 patterns (the same operations in C++ with FMA), at
   // 3.915 where erf is 1 - 1e-8: the rational approximation's own error.
   EXPECT_LE(worst, 7);
+}
+
+// sin, cos and pow of f32 vectorize through glibc's libmvec (jit.cc): 8-lane
+// AVX2 variants, whose error bound is glibc's, measured here against the
+// correctly rounded value; the JIT'd loop calls them (the optimized IR names
+// _ZGVdN8v_sinf).
+TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 1021) {
+    const uint32_t b = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &b, 4);
+    if (!std::isnan(f)) x.push_back(f);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, 1.5707964f, 3.1415927f, 1e6f, 1e30f, -1e30f, inf, -inf,
+                  std::numeric_limits<float>::quiet_NaN()}) {
+    x.push_back(f);
+  }
+  // pow's exponents: a grid of small ones, halves and integers (most pairs of
+  // random floats overflow or underflow).
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < y.size(); ++i) y[i] = 0.37f * static_cast<float>(i % 61) - 11.0f;
+  const std::string n = std::to_string(x.size());
+  const std::string dir = ::testing::TempDir() + "/codegen_libmvec";
+  JitOptions options;
+  options.dump_to = dir;
+  auto jit = Jit::Create(options);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  auto module = ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n +
+                               "] parameter(0)\n  y = f32[" + n + "] parameter(1)\n  s = f32[" + n +
+                               "] sine(x)\n  c = f32[" + n + "] cosine(x)\n  ax = f32[" + n +
+                               "] abs(x)\n  p = f32[" + n + "] power(ax, y)\n  ROOT t = (f32[" + n +
+                               "], f32[" + n + "], f32[" + n + "]) tuple(s, c, p)\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  auto kernels = (*jit)->Compile(
+      {KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}, KernelSpec{root->operand(2)}},
+      "module_0001.m");
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  const std::string optimized = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
+  EXPECT_NE(optimized.find("@_ZGVdN8v_sinf"), std::string::npos);
+  EXPECT_NE(optimized.find("@_ZGVdN8v_cosf"), std::string::npos);
+  EXPECT_NE(optimized.find("@_ZGVdN8vv_powf"), std::string::npos);
+  std::vector<float> ax(x.size()), s(x.size()), c(x.size()), p(x.size());
+  for (size_t i = 0; i < x.size(); ++i) ax[i] = std::fabs(x[i]);
+  void* sin_buffers[] = {x.data(), s.data()};
+  void* cos_buffers[] = {x.data(), c.data()};
+  void* pow_buffers[] = {ax.data(), y.data(), p.data()};
+  {
+    ScopedFlushDenormals gradual(false);
+    (*kernels)[0].function(sin_buffers, 0, 1);
+    (*kernels)[1].function(cos_buffers, 0, 1);
+    (*kernels)[2].function(pow_buffers, 0, 1);
+  }
+  int64_t worst_sin = 0, worst_cos = 0, worst_pow = 0;
+  const float min_normal = std::numeric_limits<float>::min();
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = static_cast<double>(x[i]);
+    const float expected_sin = static_cast<float>(std::sin(d));
+    const float expected_cos = static_cast<float>(std::cos(d));
+    const float expected_pow =
+        static_cast<float>(std::pow(static_cast<double>(ax[i]), static_cast<double>(y[i])));
+    ASSERT_EQ(std::isnan(s[i]), std::isnan(expected_sin)) << x[i];
+    ASSERT_EQ(std::isnan(c[i]), std::isnan(expected_cos)) << x[i];
+    ASSERT_EQ(std::isnan(p[i]), std::isnan(expected_pow)) << ax[i] << " " << y[i];
+    if (std::fabs(expected_sin) >= min_normal) {
+      worst_sin = std::max(worst_sin, UlpDistance(s[i], expected_sin));
+    }
+    if (std::fabs(expected_cos) >= min_normal) {
+      worst_cos = std::max(worst_cos, UlpDistance(c[i], expected_cos));
+    }
+    if (std::isinf(expected_pow) || expected_pow == 0.0f) {
+      ASSERT_EQ(p[i], expected_pow) << ax[i] << " " << y[i];
+    } else if (expected_pow >= min_normal) {
+      worst_pow = std::max(worst_pow, UlpDistance(p[i], expected_pow));
+    }
+  }
+  std::printf("libmvec f32: %zu inputs; max error sin %lld, cos %lld, pow %lld ulp\n", x.size(),
+              static_cast<long long>(worst_sin), static_cast<long long>(worst_cos),
+              static_cast<long long>(worst_pow));
+  EXPECT_LE(worst_sin, kLibmvecF32MaxUlp);
+  EXPECT_LE(worst_cos, kLibmvecF32MaxUlp);
+  EXPECT_LE(worst_pow, kLibmvecF32MaxUlp);
 }
 
 // f32 -> bf16 has its own short rounding sequence: every f32 whose low half

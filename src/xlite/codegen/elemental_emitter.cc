@@ -240,11 +240,16 @@ bool CallsScalarLibrary(const HloInstruction& instr) {
     case HloOpcode::kLog:
     case HloOpcode::kLog1p:
     case HloOpcode::kErf:
-      return type == PrimitiveType::F64;
+      // f64 exp and log (and logistic, through exp) vectorize through
+      // libmvec (jit.cc); log1p, erf and tanh of f64 stay libm calls.
+      return type == PrimitiveType::F64 &&
+             (op == HloOpcode::kTanh || op == HloOpcode::kLog1p || op == HloOpcode::kErf);
+    case HloOpcode::kSin:  // llvm.sin/cos/pow: libmvec's vector variants
+    case HloOpcode::kCos:
+    case HloOpcode::kPower:
+      return false;
     case HloOpcode::kCbrt:
     case HloOpcode::kExpm1:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
     case HloOpcode::kTan:
     case HloOpcode::kSinh:
     case HloOpcode::kCosh:
@@ -254,7 +259,6 @@ bool CallsScalarLibrary(const HloInstruction& instr) {
     case HloOpcode::kAsinh:
     case HloOpcode::kAcosh:
     case HloOpcode::kAtanh:
-    case HloOpcode::kPower:
     case HloOpcode::kAtan2:
     case HloOpcode::kRemainder:
       return true;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -183,6 +184,13 @@ void Jit::Impl::Optimize(llvm::Module& module, llvm::TargetMachine& machine) con
   tuning.LoopVectorization = options.opt_level >= 2;
   tuning.SLPVectorization = options.opt_level >= 2;
   llvm::PassBuilder passes(&machine, tuning);
+  // glibc's vector math (libmvec): the loop vectorizer turns calls of sin,
+  // cos, pow, exp and log (LLVM's intrinsics or libm's names) into their
+  // 4- and 8-lane variants, so loops holding them stay vector code.
+  llvm::TargetLibraryInfoImpl library_info(machine.getTargetTriple());
+  library_info.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
+                                                  machine.getTargetTriple());
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
   passes.registerModuleAnalyses(mam);
   passes.registerCGSCCAnalyses(cgam);
   passes.registerFunctionAnalyses(fam);

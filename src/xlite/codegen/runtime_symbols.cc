@@ -128,6 +128,28 @@ void* Address(Fn* fn) {
   return reinterpret_cast<void*>(fn);
 }
 
+// glibc's libmvec: the 4- and 8-lane (SSE, AVX2) variants LLVM's LIBMVEC_X86
+// table maps sin, cos, pow, exp and log to when it vectorizes a loop. Their
+// vector signatures do not matter here: only the addresses are taken (which
+// also keeps libmvec linked).
+extern "C" {
+#define XLITE_LIBMVEC_DECLARE(name) void name();
+#define XLITE_LIBMVEC(name)                                                        \
+  XLITE_LIBMVEC_DECLARE(_ZGVbN2v_##name)                                           \
+  XLITE_LIBMVEC_DECLARE(_ZGVdN4v_##name) XLITE_LIBMVEC_DECLARE(_ZGVbN4v_##name##f) \
+      XLITE_LIBMVEC_DECLARE(_ZGVdN8v_##name##f)
+XLITE_LIBMVEC(sin)
+XLITE_LIBMVEC(cos)
+XLITE_LIBMVEC(exp)
+XLITE_LIBMVEC(log)
+XLITE_LIBMVEC_DECLARE(_ZGVbN2vv_pow)
+XLITE_LIBMVEC_DECLARE(_ZGVdN4vv_pow)
+XLITE_LIBMVEC_DECLARE(_ZGVbN4vv_powf)
+XLITE_LIBMVEC_DECLARE(_ZGVdN8vv_powf)
+#undef XLITE_LIBMVEC
+#undef XLITE_LIBMVEC_DECLARE
+}
+
 }  // namespace
 
 const std::vector<std::pair<const char*, void*>>& KernelRuntimeSymbols() {
@@ -179,6 +201,20 @@ const std::vector<std::pair<const char*, void*>>& KernelRuntimeSymbols() {
       {"ldexp", Address(static_cast<double (*)(double, int)>(&::ldexp))},
       {"sincosf", Address(static_cast<void (*)(float, float*, float*)>(&::sincosf))},
       {"sincos", Address(static_cast<void (*)(double, double*, double*)>(&::sincos))},
+#define XLITE_LIBMVEC_ENTRY(symbol) {#symbol, Address(&symbol)}
+#define XLITE_LIBMVEC(name)                                                   \
+  XLITE_LIBMVEC_ENTRY(_ZGVbN2v_##name), XLITE_LIBMVEC_ENTRY(_ZGVdN4v_##name), \
+      XLITE_LIBMVEC_ENTRY(_ZGVbN4v_##name##f), XLITE_LIBMVEC_ENTRY(_ZGVdN8v_##name##f)
+      XLITE_LIBMVEC(sin),
+      XLITE_LIBMVEC(cos),
+      XLITE_LIBMVEC(exp),
+      XLITE_LIBMVEC(log),
+      XLITE_LIBMVEC_ENTRY(_ZGVbN2vv_pow),
+      XLITE_LIBMVEC_ENTRY(_ZGVdN4vv_pow),
+      XLITE_LIBMVEC_ENTRY(_ZGVbN4vv_powf),
+      XLITE_LIBMVEC_ENTRY(_ZGVdN8vv_powf),
+#undef XLITE_LIBMVEC
+#undef XLITE_LIBMVEC_ENTRY
       // LLVM turns copy and fill loops into calls of these.
       {"memcpy", Address(&::memcpy)},
       {"memmove", Address(&::memmove)},
