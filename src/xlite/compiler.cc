@@ -13,6 +13,7 @@
 #include "xlite/cpu/excess_precision.h"
 #include "xlite/cpu/fusion.h"
 #include "xlite/cpu/library_layouts.h"
+#include "xlite/cpu/multi_output_fusion.h"
 #include "xlite/cpu/reshape_bitcast.h"
 #include "xlite/cpu/thunk_emitter.h"
 #include "xlite/cpu/unfuse.h"
@@ -136,6 +137,7 @@ absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& du
   HloPassPipeline pipeline("cpu-fusion");
   pipeline.AddPass<cpu::LoopFusion>();
   if (debug.allow_excess_precision) pipeline.AddPass<cpu::ExcessPrecision>();
+  pipeline.AddPass<cpu::MultiOutputFusion>();
   pipeline.AddPass<HloCse>();
   pipeline.AddPass<HloDce>();
   pipeline.AddPass<cpu::ReshapeToBitcast>();

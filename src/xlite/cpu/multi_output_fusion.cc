@@ -1,0 +1,260 @@
+#include "xlite/cpu/multi_output_fusion.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "xlite/analysis/call_graph.h"
+#include "xlite/cpu/fusion.h"
+#include "xlite/ir/computation.h"
+#include "xlite/ir/name_uniquer.h"
+#include "xlite/support/status.h"
+
+namespace xlite::cpu {
+namespace {
+
+// A kLoop fusion with one array result that the kernel emitter computes
+// element by element (its root is elementwise or moves data): merging it
+// into a tuple-rooted fusion keeps the kernel it would get alone.
+bool IsSibling(const HloInstruction& instr) {
+  if (instr.opcode() != HloOpcode::kFusion || instr.attrs().fusion_kind != "kLoop" ||
+      !instr.shape().IsArray() || !instr.control_predecessors().empty() ||
+      !instr.control_successors().empty() || instr.called_computations().size() != 1 ||
+      instr.called_computations()[0] == nullptr) {
+    return false;
+  }
+  const HloInstruction* root = instr.called_computations()[0]->root_instruction();
+  if (root == nullptr) return false;
+  if (HloOpcodeTraits(root->opcode()) & kElementwise) return true;
+  switch (root->opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kIota:
+    case HloOpcode::kDynamicSlice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t Size(const HloInstruction& fusion) {
+  return static_cast<int64_t>(fusion.called_computations()[0]->instructions().size());
+}
+
+class SiblingFusion {
+ public:
+  SiblingFusion(HloModule& module, HloComputation& computation, NameUniquer& names,
+                NameUniquer& computation_names)
+      : module_(module),
+        computation_(computation),
+        names_(names),
+        computation_names_(computation_names) {}
+
+  bool Run() {
+    std::vector<HloInstruction*> order = computation_.MakeInstructionPostOrder();
+    for (size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
+    bool changed = false;
+    for (HloInstruction* shared : order) {
+      if (merged_.contains(shared)) continue;  // removed by an earlier merge
+      std::vector<HloInstruction*> candidates;
+      for (HloInstruction* user : shared->users()) {
+        if (!merged_.contains(user) && IsSibling(*user) &&
+            std::find(candidates.begin(), candidates.end(), user) == candidates.end()) {
+          candidates.push_back(user);
+        }
+      }
+      if (candidates.size() < 2) continue;
+      std::sort(candidates.begin(), candidates.end(),
+                [&](const HloInstruction* a, const HloInstruction* b) {
+                  return position_.at(a) < position_.at(b);
+                });
+      // Greedy groups, in program order: a fusion joins the first group it
+      // fits (same dimensions, no dependence either way, within the limits).
+      std::vector<std::vector<HloInstruction*>> groups;
+      for (HloInstruction* c : candidates) {
+        bool placed = false;
+        for (auto& group : groups) {
+          if (Fits(group, c)) {
+            group.push_back(c);
+            placed = true;
+            break;
+          }
+        }
+        if (!placed) groups.push_back({c});
+      }
+      for (auto& group : groups) {
+        if (group.size() < 2) continue;
+        Merge(group);
+        changed = true;
+      }
+    }
+    if (!changed) return false;
+    computation_.SetInstructionOrder(computation_.MakeInstructionPostOrder());
+    return true;
+  }
+
+ private:
+  // True if `to` depends on `from` through operands or control edges (both
+  // in this computation). A path from `from` runs through instructions after
+  // it in post order; instructions made by earlier merges (no position) are
+  // walked through.
+  bool Reaches(const HloInstruction* from, const HloInstruction* to) const {
+    const size_t floor = position_.at(from);
+    std::vector<const HloInstruction*> stack = {to};
+    absl::flat_hash_set<const HloInstruction*> seen;
+    while (!stack.empty()) {
+      const HloInstruction* i = stack.back();
+      stack.pop_back();
+      if (i == from) return true;
+      if (!seen.insert(i).second) continue;
+      for (const HloInstruction* op : i->operands()) {
+        auto it = position_.find(op);
+        if (it == position_.end() || it->second >= floor) stack.push_back(op);
+      }
+      for (const HloInstruction* op : i->control_predecessors()) {
+        auto it = position_.find(op);
+        if (it == position_.end() || it->second >= floor) stack.push_back(op);
+      }
+    }
+    return false;
+  }
+
+  bool Fits(const std::vector<HloInstruction*>& group, HloInstruction* c) const {
+    if (c->shape().dimensions() != group[0]->shape().dimensions()) return false;
+    int64_t size = Size(*c);
+    absl::flat_hash_set<const HloInstruction*> operands(c->operands().begin(), c->operands().end());
+    for (const HloInstruction* m : group) {
+      if (Reaches(m, c) || Reaches(c, m)) return false;
+      size += Size(*m);
+      operands.insert(m->operands().begin(), m->operands().end());
+    }
+    return size <= LoopFusion::kMaxFusionSize &&
+           static_cast<int64_t>(operands.size()) <= LoopFusion::kMaxFusionOperands;
+  }
+
+  // One fusion for the group: the union of their operands as parameters,
+  // each member's body cloned onto them, a tuple of their roots.
+  void Merge(const std::vector<HloInstruction*>& group) {
+    auto body = std::make_unique<HloComputation>(computation_names_.Get("fused_computation"));
+    std::vector<HloInstruction*> operands;
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> parameter_of;
+    auto parameter = [&](HloInstruction* op) -> HloInstruction* {
+      if (auto it = parameter_of.find(op); it != parameter_of.end()) return it->second;
+      const int64_t number = static_cast<int64_t>(operands.size());
+      auto p = std::make_unique<HloInstruction>(
+          HloOpcode::kParameter, names_.Get(absl::StrCat("param_", number)), op->shape());
+      p->attrs().parameter_number = number;
+      HloInstruction* added = body->AddInstruction(std::move(p));
+      body->SetParameter(number, added);
+      operands.push_back(op);
+      parameter_of[op] = added;
+      return added;
+    };
+    std::vector<HloInstruction*> roots;
+    std::vector<Shape> shapes;
+    for (HloInstruction* member : group) {
+      const HloComputation& fused = *member->called_computations()[0];
+      absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+      for (HloInstruction* instr : fused.MakeInstructionPostOrder()) {
+        if (instr->opcode() == HloOpcode::kParameter) {
+          map[instr] = parameter(member->operand(instr->attrs().parameter_number));
+          continue;
+        }
+        auto clone = std::make_unique<HloInstruction>(instr->opcode(), names_.Get(instr->name()),
+                                                      instr->shape());
+        clone->attrs() = instr->attrs();
+        clone->set_called_computations(instr->called_computations());
+        for (const HloInstruction* op : instr->operands()) clone->AppendOperand(map.at(op));
+        map[instr] = body->AddInstruction(std::move(clone));
+      }
+      roots.push_back(map.at(fused.root_instruction()));
+      shapes.push_back(member->shape());
+    }
+    auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, names_.Get("tuple"),
+                                                  Shape::Tuple(shapes));
+    for (HloInstruction* r : roots) tuple->AppendOperand(r);
+    body->set_root_instruction(body->AddInstruction(std::move(tuple)));
+    // Fused computations print before the computation that calls them.
+    const HloComputation* before = nullptr;
+    for (const auto& c : module_.computations()) {
+      if (c.get() == &computation_) break;
+      before = c.get();
+    }
+    HloComputation* fused = before != nullptr ? module_.AddComputationAfter(std::move(body), before)
+                                              : module_.AddComputation(std::move(body));
+    auto fusion = std::make_unique<HloInstruction>(HloOpcode::kFusion, names_.Get("fusion"),
+                                                   Shape::Tuple(shapes));
+    fusion->attrs().fusion_kind = "kLoop";
+    fusion->attrs().metadata = group[0]->attrs().metadata;
+    fusion->set_called_computations({fused});
+    for (HloInstruction* op : operands) fusion->AppendOperand(op);
+    HloInstruction* merged = computation_.AddInstruction(std::move(fusion));
+    fused->set_fusion_instruction(merged);
+    for (size_t k = 0; k < group.size(); ++k) {
+      HloInstruction* member = group[k];
+      auto gte = std::make_unique<HloInstruction>(HloOpcode::kGetTupleElement,
+                                                  names_.Get(member->name()), member->shape());
+      gte->attrs().tuple_index = static_cast<int64_t>(k);
+      gte->AppendOperand(merged);
+      HloInstruction* element = computation_.AddInstruction(std::move(gte));
+      const bool was_root = member == computation_.root_instruction();
+      member->ReplaceAllUsesWith(element);
+      if (was_root) computation_.set_root_instruction(element);
+      HloComputation* old = member->called_computations()[0];
+      const std::string name = member->name();
+      merged_.insert(member);
+      member->DetachFromOperands();
+      computation_.RemoveInstruction(member);
+      module_.RemoveComputation(old);
+      // The element takes the fusion's name: its users read the same value.
+      names_.Release(name);
+      if (names_.TryTake(name)) {
+        names_.Release(element->name());
+        element->set_name(name);
+      }
+    }
+  }
+
+  HloModule& module_;
+  HloComputation& computation_;
+  NameUniquer& names_;
+  NameUniquer& computation_names_;
+  absl::flat_hash_map<const HloInstruction*, size_t> position_;
+  absl::flat_hash_set<const HloInstruction*> merged_;  // removed: compared by address only
+};
+
+}  // namespace
+
+absl::StatusOr<bool> MultiOutputFusion::Run(HloModule& module) {
+  NameUniquer names = NameUniquer::ForInstructions(module);
+  NameUniquer computation_names = NameUniquer::ForComputations(module);
+  // The computations LoopFusion fuses in: those that run as sequences.
+  ASSIGN_OR_RETURN(std::unique_ptr<CallGraph> call_graph, CallGraph::Build(module));
+  std::vector<HloComputation*> computations;
+  for (const CallGraphNode& node : call_graph->nodes()) {
+    HloComputation* computation = node.computation();
+    if (node.context() != CallContext::kSequential || !node.reachable_from_entry() ||
+        computation->IsAsyncComputation()) {
+      continue;
+    }
+    computations.push_back(computation);
+  }
+  call_graph.reset();
+  bool changed = false;
+  for (HloComputation* computation : computations) {
+    changed |= SiblingFusion(module, *computation, names, computation_names).Run();
+  }
+  return changed;
+}
+
+}  // namespace xlite::cpu

@@ -1,0 +1,26 @@
+// multi_output_fusion: sibling multi-output fusion for the CPU code generator
+// (XLA's multi_output_fusion, siblings only). kLoop fusions that read a common
+// operand and make results of the same dimensions merge into one fusion whose
+// root is a tuple of their roots: one kernel, one loop, the shared operands
+// read once; their users read get-tuple-elements. Two fusions merge only when
+// neither depends on the other (no cycle), and only fusions whose roots the
+// kernel emitter computes element by element (elementwise ops and data
+// movement: never a reduce, a scatter or an in-place update, whose own loops
+// would be lost). A merged fusion keeps LoopFusion's limits on instructions
+// and operands. Runs after LoopFusion; CSE and DCE follow it.
+#ifndef XLITE_CPU_MULTI_OUTPUT_FUSION_H_
+#define XLITE_CPU_MULTI_OUTPUT_FUSION_H_
+
+#include "xlite/passes/pass.h"
+
+namespace xlite::cpu {
+
+class MultiOutputFusion : public HloPass {
+ public:
+  absl::string_view name() const override { return "multi_output_fusion"; }
+  absl::StatusOr<bool> Run(HloModule& module) override;
+};
+
+}  // namespace xlite::cpu
+
+#endif  // XLITE_CPU_MULTI_OUTPUT_FUSION_H_

@@ -1,0 +1,87 @@
+#include "xlite/cpu/multi_output_fusion.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "xlite/cpu/cpu_test_util.h"
+#include "xlite/cpu/fusion.h"
+#include "xlite/passes/pass_test_util.h"
+
+namespace xlite::cpu {
+namespace {
+
+using testing::Occurrences;
+
+// LoopFusion, then the pass (both verified after running).
+std::string Fuse(const std::string& text, bool* changed = nullptr) {
+  const std::string fused =
+      pass_test::RunPass<LoopFusion>(text, nullptr, /*then_dce=*/true, PrintOptions::Short());
+  return pass_test::RunPass<MultiOutputFusion>(fused, changed, /*then_dce=*/true,
+                                               PrintOptions::Short());
+}
+
+// Adam's update: two elementwise chains reading the same gradient.
+constexpr char kSiblings[] = R"(
+HloModule m
+ENTRY e {
+  g = f32[1024] parameter(0)
+  m = f32[1024] parameter(1)
+  v = f32[1024] parameter(2)
+  b1 = f32[1024] broadcast(f32[] constant(0.9)), dimensions={}
+  b2 = f32[1024] broadcast(f32[] constant(0.999)), dimensions={}
+  m1 = f32[1024] add(f32[1024] multiply(m, b1), g)
+  g2 = f32[1024] multiply(g, g)
+  v1 = f32[1024] add(f32[1024] multiply(v, b2), g2)
+  ROOT r = (f32[1024], f32[1024]) tuple(m1, v1)
+})";
+
+TEST(MultiOutputFusion, SiblingsReadingOneOperandBecomeOneKernel) {
+  bool changed = false;
+  const std::string out = Fuse(kSiblings, &changed);
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(Occurrences(out, " fusion("), 1) << out;
+  EXPECT_EQ(Occurrences(out, " get-tuple-element("), 2) << out;
+  // The elements take the fusions' names; the root tuple still reads them.
+  EXPECT_NE(out.find("ROOT r = (f32[1024]{0}, f32[1024]{0}) tuple("), std::string::npos) << out;
+  const std::string thunks = testing::ExpectAgreesWithInterpreter(kSiblings);
+  EXPECT_EQ(Occurrences(thunks, "kKernel"), 1) << thunks;
+}
+
+// b's fusion reads a's result: merging them would make a cycle.
+TEST(MultiOutputFusion, NeverMergesAFusionWithOneThatDependsOnIt) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[256] parameter(0)
+  a = f32[256] exponential(f32[256] add(x, x))
+  s = f32[] reduce(a, f32[] constant(0)), dimensions={0}, to_apply={ p = f32[] parameter(0)  q = f32[] parameter(1)  ROOT t = f32[] add(p, q) }
+  bs = f32[256] broadcast(s), dimensions={}
+  b = f32[256] multiply(f32[256] subtract(x, bs), x)
+  ROOT r = (f32[256], f32[256]) tuple(a, b)
+})";
+  const std::string out = Fuse(text);
+  EXPECT_EQ(Occurrences(out, " get-tuple-element("), 0) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
+// A reduce keeps its own kernel (its loop differs); different dimensions
+// cannot share one loop.
+TEST(MultiOutputFusion, LeavesReductionsAndOtherDimensionsAlone) {
+  const std::string text = R"(
+HloModule m
+add { p = f32[] parameter(0)  q = f32[] parameter(1)  ROOT t = f32[] add(p, q) }
+ENTRY e {
+  x = f32[64,32] parameter(0)
+  rows = f32[64] reduce(f32[64,32] multiply(x, x), f32[] constant(0)), dimensions={1}, to_apply=add
+  e = f32[64,32] exponential(f32[64,32] negate(x))
+  t = f32[32,64] transpose(f32[64,32] sqrt(x)), dimensions={1,0}
+  ROOT r = (f32[64], f32[64,32], f32[32,64]) tuple(rows, e, t)
+})";
+  bool changed = true;
+  const std::string out = Fuse(text, &changed);
+  EXPECT_FALSE(changed) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
+}  // namespace
+}  // namespace xlite::cpu
