@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -1459,10 +1460,13 @@ TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
       {KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}, KernelSpec{root->operand(2)}},
       "module_0001.m");
   ASSERT_TRUE(kernels.ok()) << kernels.status();
-  const std::string optimized = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
-  EXPECT_NE(optimized.find("@_ZGVdN8v_sinf"), std::string::npos);
-  EXPECT_NE(optimized.find("@_ZGVdN8v_cosf"), std::string::npos);
-  EXPECT_NE(optimized.find("@_ZGVdN8vv_powf"), std::string::npos);
+  // The vector variants on hosts with AVX2 (the JIT maps to libmvec only there).
+  if (absl::StrContains((*jit)->cpu_features(), "+avx2")) {
+    const std::string optimized = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
+    EXPECT_NE(optimized.find("@_ZGVdN8v_sinf"), std::string::npos);
+    EXPECT_NE(optimized.find("@_ZGVdN8v_cosf"), std::string::npos);
+    EXPECT_NE(optimized.find("@_ZGVdN8vv_powf"), std::string::npos);
+  }
   std::vector<float> ax(x.size()), s(x.size()), c(x.size()), p(x.size());
   for (size_t i = 0; i < x.size(); ++i) ax[i] = std::fabs(x[i]);
   void* sin_buffers[] = {x.data(), s.data()};

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -187,9 +188,13 @@ void Jit::Impl::Optimize(llvm::Module& module, llvm::TargetMachine& machine) con
   // glibc's vector math (libmvec): the loop vectorizer turns calls of sin,
   // cos, pow, exp and log (LLVM's intrinsics or libm's names) into their
   // 4- and 8-lane variants, so loops holding them stay vector code.
+  // LLVM's table offers the 8-lane AVX2 variants whatever the CPU: only on
+  // hosts with AVX2 (others keep scalar calls).
   llvm::TargetLibraryInfoImpl library_info(machine.getTargetTriple());
-  library_info.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
-                                                  machine.getTargetTriple());
+  if (absl::StrContains(features, "+avx2")) {
+    library_info.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
+                                                    machine.getTargetTriple());
+  }
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
   passes.registerModuleAnalyses(mam);
   passes.registerCGSCCAnalyses(cgam);
