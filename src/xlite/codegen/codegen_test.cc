@@ -1263,12 +1263,9 @@ TEST(CodegenAccuracy, TanhOfFloatIsWithinItsUlpBound) {
   EXPECT_LE(worst, kTanhF32MaxUlp);
 }
 
-// exp of f32 is an inline polynomial (so fusions holding it vectorize):
-// every 1021st float pattern against the correctly rounded value, within
-// 1 ulp where the result is normal (the bound measured over all 2^32
-// patterns; docs/codegen.md); overflow to inf, underflow to 0 and NaN exact.
-// logistic, 1 / (1 + exp(-x)) on it, within 3 ulp.
-TEST(CodegenAccuracy, ExpAndLogisticOfFloatAreWithinTheirUlpBounds) {
+// Every 1021st float bit pattern but the NaNs (4.2 M inputs over all signs
+// and exponents), then `specials`.
+std::vector<float> SampledFloats(std::initializer_list<float> specials) {
   std::vector<float> x;
   for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 1021) {
     const uint32_t b = static_cast<uint32_t>(bits);
@@ -1276,28 +1273,61 @@ TEST(CodegenAccuracy, ExpAndLogisticOfFloatAreWithinTheirUlpBounds) {
     std::memcpy(&f, &b, 4);
     if (!std::isnan(f)) x.push_back(f);
   }
+  x.insert(x.end(), specials);
+  return x;
+}
+
+// Each of `ops` (unary HLO opcodes) of f32 `x`, compiled as a kernel of its
+// own and run with gradual underflow; empty after a failure (reported).
+std::vector<std::vector<float>> RunUnaryF32(const std::vector<float>& x,
+                                            const std::vector<std::string>& ops) {
+  const std::string shape = "f32[" + std::to_string(x.size()) + "]";
+  std::string text = "HloModule m\nENTRY e {\n  x = " + shape + " parameter(0)\n";
+  std::string shapes, names;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const std::string name = "r" + std::to_string(k);
+    text += "  " + name + " = " + shape + " " + ops[k] + "(x)\n";
+    shapes += (k > 0 ? ", " : "") + shape;
+    names += (k > 0 ? ", " : "") + name;
+  }
+  text += "  ROOT t = (" + shapes + ") tuple(" + names + ")\n}\n";
+  auto module = ParseHloModule(text);
+  if (!module.ok()) {
+    ADD_FAILURE() << module.status();
+    return {};
+  }
+  std::vector<KernelSpec> specs;
+  for (const HloInstruction* op : (*module)->entry_computation()->root_instruction()->operands()) {
+    specs.push_back(KernelSpec{op});
+  }
+  auto kernels = SharedJit().Compile(specs);
+  if (!kernels.ok()) {
+    ADD_FAILURE() << kernels.status();
+    return {};
+  }
+  std::vector<std::vector<float>> results(ops.size(), std::vector<float>(x.size()));
+  ScopedFlushDenormals gradual(false);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    void* buffers[] = {const_cast<float*>(x.data()), results[k].data()};
+    (*kernels)[k].function(buffers, 0, 1);
+  }
+  return results;
+}
+
+// exp of f32 is an inline polynomial (so fusions holding it vectorize):
+// every 1021st float pattern against the correctly rounded value, within
+// 1 ulp where the result is normal (the bound measured over all 2^32
+// patterns; docs/codegen.md); overflow to inf, underflow to 0 and NaN exact.
+// logistic, 1 / (1 + exp(-x)) on it, within 3 ulp.
+TEST(CodegenAccuracy, ExpAndLogisticOfFloatAreWithinTheirUlpBounds) {
   const float inf = std::numeric_limits<float>::infinity();
-  for (float f : {0.0f, -0.0f, 88.72f, 88.7229f, 89.0f, 1e30f, -87.33f, -103.9f, -104.0f, -1e30f,
-                  inf, -inf, std::numeric_limits<float>::quiet_NaN()}) {
-    x.push_back(f);
-  }
-  const std::string n = std::to_string(x.size());
-  auto module =
-      ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n + "] parameter(0)\n  e = f32[" + n +
-                     "] exponential(x)\n  l = f32[" + n + "] logistic(x)\n  ROOT t = (f32[" + n +
-                     "], f32[" + n + "]) tuple(e, l)\n}\n");
-  ASSERT_TRUE(module.ok()) << module.status();
-  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
-  auto kernels = SharedJit().Compile({KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}});
-  ASSERT_TRUE(kernels.ok()) << kernels.status();
-  std::vector<float> e(x.size()), l(x.size());
-  void* exp_buffers[] = {x.data(), e.data()};
-  void* logistic_buffers[] = {x.data(), l.data()};
-  {
-    ScopedFlushDenormals gradual(false);
-    (*kernels)[0].function(exp_buffers, 0, 1);
-    (*kernels)[1].function(logistic_buffers, 0, 1);
-  }
+  const std::vector<float> x =
+      SampledFloats({0.0f, -0.0f, 88.72f, 88.7229f, 89.0f, 1e30f, -87.33f, -103.9f, -104.0f, -1e30f,
+                     inf, -inf, std::numeric_limits<float>::quiet_NaN()});
+  const std::vector<std::vector<float>> results = RunUnaryF32(x, {"exponential", "logistic"});
+  ASSERT_EQ(results.size(), 2u);
+  const std::vector<float>& e = results[0];
+  const std::vector<float>& l = results[1];
   int64_t worst_exp = 0, worst_logistic = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (std::isnan(x[i])) {
@@ -1323,37 +1353,16 @@ TEST(CodegenAccuracy, ExpAndLogisticOfFloatAreWithinTheirUlpBounds) {
 }
 
 TEST(CodegenAccuracy, LogAndLog1pOfFloatAreWithinTheirUlpBounds) {
-  std::vector<float> x;
-  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 1021) {
-    const uint32_t b = static_cast<uint32_t>(bits);
-    float f;
-    std::memcpy(&f, &b, 4);
-    if (!std::isnan(f)) x.push_back(f);
-  }
   const float inf = std::numeric_limits<float>::infinity();
   const float tiny = std::numeric_limits<float>::denorm_min();
-  for (float f : {0.0f, -0.0f, 1.0f, -1.0f, -2.0f, 0.70710677f, 1.4142135f, 1e-30f, -1e-30f, tiny,
-                  -tiny, 1.1754942e-38f, 3.4028235e38f, -0.99999994f, inf, -inf,
-                  std::numeric_limits<float>::quiet_NaN()}) {
-    x.push_back(f);
-  }
-  const std::string n = std::to_string(x.size());
-  auto module =
-      ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n + "] parameter(0)\n  l = f32[" + n +
-                     "] log(x)\n  p = f32[" + n + "] log-plus-one(x)\n  ROOT t = (f32[" + n +
-                     "], f32[" + n + "]) tuple(l, p)\n}\n");
-  ASSERT_TRUE(module.ok()) << module.status();
-  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
-  auto kernels = SharedJit().Compile({KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}});
-  ASSERT_TRUE(kernels.ok()) << kernels.status();
-  std::vector<float> l(x.size()), p(x.size());
-  void* log_buffers[] = {x.data(), l.data()};
-  void* log1p_buffers[] = {x.data(), p.data()};
-  {
-    ScopedFlushDenormals gradual(false);
-    (*kernels)[0].function(log_buffers, 0, 1);
-    (*kernels)[1].function(log1p_buffers, 0, 1);
-  }
+  const std::vector<float> x =
+      SampledFloats({0.0f, -0.0f, 1.0f, -1.0f, -2.0f, 0.70710677f, 1.4142135f, 1e-30f, -1e-30f,
+                     tiny, -tiny, 1.1754942e-38f, 3.4028235e38f, -0.99999994f, inf, -inf,
+                     std::numeric_limits<float>::quiet_NaN()});
+  const std::vector<std::vector<float>> results = RunUnaryF32(x, {"log", "log-plus-one"});
+  ASSERT_EQ(results.size(), 2u);
+  const std::vector<float>& l = results[0];
+  const std::vector<float>& p = results[1];
   int64_t worst_log = 0, worst_log1p = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     const double d = static_cast<double>(x[i]);
@@ -1376,32 +1385,13 @@ TEST(CodegenAccuracy, LogAndLog1pOfFloatAreWithinTheirUlpBounds) {
 }
 
 TEST(CodegenAccuracy, ErfOfFloatIsWithinItsUlpBound) {
-  std::vector<float> x;
-  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 1021) {
-    const uint32_t b = static_cast<uint32_t>(bits);
-    float f;
-    std::memcpy(&f, &b, 4);
-    if (!std::isnan(f)) x.push_back(f);
-  }
   const float inf = std::numeric_limits<float>::infinity();
-  for (float f :
-       {0.0f, -0.0f, 1e-30f, -1e-30f, std::numeric_limits<float>::denorm_min(), 0.5f, -0.5f, 1.0f,
-        3.9f, 4.0f, -4.0f, 10.0f, -10.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN()}) {
-    x.push_back(f);
-  }
-  const std::string n = std::to_string(x.size());
-  auto module = ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n +
-                               "] parameter(0)\n  ROOT e = f32[" + n + "] erf(x)\n}\n");
-  ASSERT_TRUE(module.ok()) << module.status();
-  auto kernels =
-      SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
-  ASSERT_TRUE(kernels.ok()) << kernels.status();
-  std::vector<float> e(x.size());
-  void* buffers[] = {x.data(), e.data()};
-  {
-    ScopedFlushDenormals gradual(false);
-    (*kernels)[0].function(buffers, 0, 1);
-  }
+  const std::vector<float> x = SampledFloats(
+      {0.0f, -0.0f, 1e-30f, -1e-30f, std::numeric_limits<float>::denorm_min(), 0.5f, -0.5f, 1.0f,
+       3.9f, 4.0f, -4.0f, 10.0f, -10.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN()});
+  const std::vector<std::vector<float>> results = RunUnaryF32(x, {"erf"});
+  ASSERT_EQ(results.size(), 1u);
+  const std::vector<float>& e = results[0];
   int64_t worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (std::isnan(x[i])) {
@@ -1427,18 +1417,9 @@ TEST(CodegenAccuracy, ErfOfFloatIsWithinItsUlpBound) {
 // correctly rounded value; the JIT'd loop calls them (the optimized IR names
 // _ZGVdN8v_sinf).
 TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
-  std::vector<float> x;
-  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 1021) {
-    const uint32_t b = static_cast<uint32_t>(bits);
-    float f;
-    std::memcpy(&f, &b, 4);
-    if (!std::isnan(f)) x.push_back(f);
-  }
   const float inf = std::numeric_limits<float>::infinity();
-  for (float f : {0.0f, -0.0f, 1.5707964f, 3.1415927f, 1e6f, 1e30f, -1e30f, inf, -inf,
-                  std::numeric_limits<float>::quiet_NaN()}) {
-    x.push_back(f);
-  }
+  std::vector<float> x = SampledFloats({0.0f, -0.0f, 1.5707964f, 3.1415927f, 1e6f, 1e30f, -1e30f,
+                                        inf, -inf, std::numeric_limits<float>::quiet_NaN()});
   // pow's exponents: a grid of small ones, halves and integers (most pairs of
   // random floats overflow or underflow).
   std::vector<float> y(x.size());

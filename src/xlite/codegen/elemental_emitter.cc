@@ -11,6 +11,7 @@
 //    tanh and exp (and logistic, through exp) of float (f32, and f16/bf16/f8
 //    computed in float) are inline approximations instead, which vectorize.
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -68,33 +69,56 @@ bool IsComplexHelperOp(HloOpcode op) {
   }
 }
 
+// Constants, fused multiply-adds, polynomials and clamps in one float type:
+// what the inline approximations below are written with.
+class FloatMath {
+ public:
+  FloatMath(llvm::IRBuilder<>& b, llvm::Type* t) : b_(b), t_(t) {}
+
+  Value* C(double v) const { return llvm::ConstantFP::get(t_, v); }
+  // a * m + add, fused where the target has FMA.
+  Value* Fma(Value* a, Value* m, Value* add) const {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t_}, {a, m, add});
+  }
+  // coefficients[0] x^n + ... + coefficients[n], by Horner's rule.
+  Value* Polynomial(Value* x, std::initializer_list<double> coefficients) const {
+    Value* p = nullptr;
+    for (double k : coefficients) p = p == nullptr ? C(k) : Fma(p, x, C(k));
+    return p;
+  }
+  // x clamped to [lo, hi] with maxnum/minnum (a NaN x becomes a bound:
+  // callers put it back with KeepNaN).
+  Value* Clamp(Value* x, double lo, double hi) const {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum,
+                                    b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, C(hi)),
+                                    C(lo));
+  }
+  // x where x is NaN, else r.
+  Value* KeepNaN(Value* x, Value* r) const { return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r); }
+
+ private:
+  llvm::IRBuilder<>& b_;
+  llvm::Type* t_;
+};
+
 // tanh of a float without a call, so that a loop holding it vectorizes: the
 // rational approximation XLA:CPU and Eigen use (odd polynomial of degree 13
 // over even of degree 6 on x clamped to +-7.9988, where it reaches +-1; x
 // itself below |x| < 0.0004). Accuracy against the correctly rounded value:
 // docs/codegen.md's table (codegen_test measures it). NaN stays NaN.
 Value* EmitRationalTanhF32(llvm::IRBuilder<>& b, Value* x) {
-  llvm::Type* t = x->getType();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  auto fma = [&](Value* a, Value* m, Value* add) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {a, m, add});
-  };
+  const FloatMath m(b, x->getType());
   constexpr double kClamp = 7.99881172180175781;
-  Value* clamped = b.CreateBinaryIntrinsic(
-      llvm::Intrinsic::maxnum, b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(kClamp)),
-      c(-kClamp));
+  Value* clamped = m.Clamp(x, -kClamp, kClamp);
   Value* x2 = b.CreateFMul(clamped, clamped);
-  Value* p = fma(x2, c(-2.76076847742355e-16), c(2.00018790482477e-13));
-  for (double k : {-8.60467152213735e-11, 5.12229709037114e-08, 1.48572235717979e-05,
-                   6.37261928875436e-04, 4.89352455891786e-03}) {
-    p = fma(x2, p, c(k));
-  }
-  p = b.CreateFMul(clamped, p);
-  Value* q = fma(x2, c(1.19825839466702e-06), c(1.18534705686654e-04));
-  for (double k : {2.26843463243900e-03, 4.89352518554385e-03}) q = fma(x2, q, c(k));
-  Value* tiny = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0.0004));
-  Value* r = b.CreateSelect(tiny, x, b.CreateFDiv(p, q));
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+  Value* p = b.CreateFMul(
+      clamped, m.Polynomial(x2, {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                                 5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+                                 4.89352455891786e-03}));
+  Value* q = m.Polynomial(
+      x2, {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03});
+  Value* tiny = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.C(0.0004));
+  return m.KeepNaN(x, b.CreateSelect(tiny, x, b.CreateFDiv(p, q)));
 }
 
 // exp of a float without a call (vectorizes): exp(x) = 2^n * e^r with
@@ -107,32 +131,23 @@ Value* EmitRationalTanhF32(llvm::IRBuilder<>& b, Value* x) {
 Value* EmitExpF32(llvm::IRBuilder<>& b, Value* x) {
   llvm::Type* t = x->getType();
   llvm::Type* i32 = b.getInt32Ty();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  const FloatMath m(b, t);
   auto ci = [&](int32_t v) { return llvm::ConstantInt::get(i32, v); };
-  auto fma = [&](Value* a, Value* m, Value* add) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {a, m, add});
-  };
-  Value* clamped = b.CreateBinaryIntrinsic(
-      llvm::Intrinsic::maxnum, b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(89.0)),
-      c(-104.0));
+  Value* clamped = m.Clamp(x, -104.0, 89.0);
   Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
-                                    b.CreateFMul(clamped, c(1.44269504088896341)));
-  Value* r = fma(n, c(-0.693359375), clamped);
-  r = fma(n, c(2.12194440e-4), r);
-  Value* p = c(1.9875691500e-4);
-  for (double k :
-       {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1}) {
-    p = fma(p, r, c(k));
-  }
-  Value* y = b.CreateFAdd(fma(p, b.CreateFMul(r, r), r), c(1.0));
+                                    b.CreateFMul(clamped, m.C(1.44269504088896341)));
+  Value* r = m.Fma(n, m.C(-0.693359375), clamped);
+  r = m.Fma(n, m.C(2.12194440e-4), r);
+  Value* p = m.Polynomial(r, {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                              1.6666665459e-1, 5.0000001201e-1});
+  Value* y = b.CreateFAdd(m.Fma(p, b.CreateFMul(r, r), r), m.C(1.0));
   Value* ni = b.CreateFPToSI(n, i32);
   Value* half = b.CreateAShr(ni, ci(1));
   Value* rest = b.CreateSub(ni, half);
   auto power_of_two = [&](Value* e) {
     return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, ci(127)), ci(23)), t);
   };
-  Value* result = b.CreateFMul(b.CreateFMul(y, power_of_two(half)), power_of_two(rest));
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+  return m.KeepNaN(x, b.CreateFMul(b.CreateFMul(y, power_of_two(half)), power_of_two(rest)));
 }
 
 // log of a float without a call (vectorizes): Cephes' logf. x = 2^e * m
@@ -144,35 +159,32 @@ Value* EmitExpF32(llvm::IRBuilder<>& b, Value* x) {
 Value* EmitLogF32(llvm::IRBuilder<>& b, Value* x) {
   llvm::Type* t = x->getType();
   llvm::Type* i32 = b.getInt32Ty();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  const FloatMath m(b, t);
   auto ci = [&](int32_t v) { return llvm::ConstantInt::get(i32, v); };
-  auto fma = [&](Value* a, Value* m, Value* add) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {a, m, add});
-  };
-  Value* subnormal = b.CreateFCmpOLT(x, c(1.17549435082228751e-38));
-  Value* scaled = b.CreateSelect(subnormal, b.CreateFMul(x, c(8388608.0)), x);
+  Value* subnormal = b.CreateFCmpOLT(x, m.C(1.17549435082228751e-38));
+  Value* scaled = b.CreateSelect(subnormal, b.CreateFMul(x, m.C(8388608.0)), x);
   Value* bits = b.CreateBitCast(scaled, i32);
   Value* e = b.CreateSub(b.CreateAnd(b.CreateLShr(bits, ci(23)), ci(0xFF)), ci(126));
   e = b.CreateSelect(subnormal, b.CreateSub(e, ci(23)), e);
-  Value* m = b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, ci(0x7FFFFF)), ci(0x3F000000)), t);
-  Value* low = b.CreateFCmpOLT(m, c(0.707106781186547524));  // m in [0.5, 1)
+  Value* mantissa = b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, ci(0x7FFFFF)), ci(0x3F000000)), t);
+  Value* low = b.CreateFCmpOLT(mantissa, m.C(0.707106781186547524));  // in [0.5, 1)
   Value* fe = b.CreateSIToFP(b.CreateSelect(low, b.CreateSub(e, ci(1)), e), t);
-  Value* f = b.CreateFSub(b.CreateSelect(low, b.CreateFAdd(m, m), m), c(1.0));
+  Value* f =
+      b.CreateFSub(b.CreateSelect(low, b.CreateFAdd(mantissa, mantissa), mantissa), m.C(1.0));
   Value* z = b.CreateFMul(f, f);
-  Value* p = c(7.0376836292e-2);
-  for (double k : {-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
-                   -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}) {
-    p = fma(p, f, c(k));
-  }
+  Value* p = m.Polynomial(
+      f, {7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+          -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1});
   Value* y = b.CreateFMul(b.CreateFMul(f, z), p);
-  y = fma(fe, c(-2.12194440e-4), y);
-  y = fma(z, c(-0.5), y);
-  Value* r = fma(fe, c(0.693359375), b.CreateFAdd(f, y));
+  y = m.Fma(fe, m.C(-2.12194440e-4), y);
+  y = m.Fma(z, m.C(-0.5), y);
+  Value* r = m.Fma(fe, m.C(0.693359375), b.CreateFAdd(f, y));
   const double inf = std::numeric_limits<double>::infinity();
-  r = b.CreateSelect(b.CreateFCmpOEQ(x, c(inf)), x, r);
-  r = b.CreateSelect(b.CreateFCmpOEQ(x, c(0.0)), c(-inf), r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(x, m.C(inf)), x, r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(x, m.C(0.0)), m.C(-inf), r);
   // x < 0 or NaN: NaN.
-  return b.CreateSelect(b.CreateFCmpULT(x, c(0.0)), c(std::numeric_limits<double>::quiet_NaN()), r);
+  return b.CreateSelect(b.CreateFCmpULT(x, m.C(0.0)), m.C(std::numeric_limits<double>::quiet_NaN()),
+                        r);
 }
 
 // log1p of a float without a call: u = 1 + x, then log(u) * x / (u - 1), which
@@ -180,16 +192,16 @@ Value* EmitLogF32(llvm::IRBuilder<>& b, Value* x) {
 // Within 2 ulp for every float (all 2^32 patterns). +inf -> +inf, -1 -> -inf,
 // x < -1 and NaN -> NaN.
 Value* EmitLog1pF32(llvm::IRBuilder<>& b, Value* x) {
-  llvm::Type* t = x->getType();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  Value* u = b.CreateFAdd(x, c(1.0));
+  const FloatMath m(b, x->getType());
+  Value* u = b.CreateFAdd(x, m.C(1.0));
   Value* log_u = EmitLogF32(b, u);
-  Value* r = b.CreateFMul(log_u, b.CreateFDiv(x, b.CreateFSub(u, c(1.0))));
-  r = b.CreateSelect(b.CreateFCmpOEQ(u, c(1.0)), x, r);
+  Value* r = b.CreateFMul(log_u, b.CreateFDiv(x, b.CreateFSub(u, m.C(1.0))));
+  r = b.CreateSelect(b.CreateFCmpOEQ(u, m.C(1.0)), x, r);
   // +inf (inf / inf above) and -1 (log(0) = -inf) take log(u) itself.
-  return b.CreateSelect(b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, u),
-                                        c(std::numeric_limits<double>::infinity())),
-                        log_u, b.CreateSelect(b.CreateFCmpOEQ(u, c(0.0)), log_u, r));
+  Value* log_u_itself = b.CreateOr(b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, u),
+                                                   m.C(std::numeric_limits<double>::infinity())),
+                                   b.CreateFCmpOEQ(u, m.C(0.0)));
+  return b.CreateSelect(log_u_itself, log_u, r);
 }
 
 // erf of a float without a call: the odd rational approximation Eigen and
@@ -197,27 +209,15 @@ Value* EmitLog1pF32(llvm::IRBuilder<>& b, Value* x) {
 // to [-4, 4] (erf(4) rounds to 1), evaluated as x * (P / Q) so that tiny x
 // keeps its precision. Accuracy: docs/codegen.md's table. NaN stays NaN.
 Value* EmitErfF32(llvm::IRBuilder<>& b, Value* x) {
-  llvm::Type* t = x->getType();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  auto fma = [&](Value* a, Value* m, Value* add) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {a, m, add});
-  };
-  Value* clamped =
-      b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum,
-                              b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(4.0)), c(-4.0));
+  const FloatMath m(b, x->getType());
+  Value* clamped = m.Clamp(x, -4.0, 4.0);
   Value* x2 = b.CreateFMul(clamped, clamped);
-  Value* p = c(-2.72614225801306e-10);
-  for (double k : {2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
-                   -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02}) {
-    p = fma(x2, p, c(k));
-  }
-  Value* q = c(-1.45660718464996e-05);
-  for (double k : {-2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
-                   -1.42647390514189e-02}) {
-    q = fma(x2, q, c(k));
-  }
-  Value* r = b.CreateFMul(clamped, b.CreateFDiv(p, q));
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+  Value* p = m.Polynomial(x2, {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                               -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                               -1.60960333262415e-02});
+  Value* q = m.Polynomial(x2, {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                               -7.37332916720468e-03, -1.42647390514189e-02});
+  return m.KeepNaN(x, b.CreateFMul(clamped, b.CreateFDiv(p, q)));
 }
 
 }  // namespace
@@ -234,16 +234,13 @@ bool CallsScalarLibrary(const HloInstruction& instr) {
   }
   if (!IsFloatingPoint(type)) return false;
   switch (op) {
-    case HloOpcode::kTanh:  // inline approximations below f64
-    case HloOpcode::kExp:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kLog:
+    case HloOpcode::kTanh:  // inline approximations below f64, libm for f64
     case HloOpcode::kLog1p:
     case HloOpcode::kErf:
-      // f64 exp and log (and logistic, through exp) vectorize through
-      // libmvec (jit.cc); log1p, erf and tanh of f64 stay libm calls.
-      return type == PrimitiveType::F64 &&
-             (op == HloOpcode::kTanh || op == HloOpcode::kLog1p || op == HloOpcode::kErf);
+      return type == PrimitiveType::F64;
+    case HloOpcode::kExp:  // inline below f64; f64 through libmvec (jit.cc)
+    case HloOpcode::kLogistic:
+    case HloOpcode::kLog:
     case HloOpcode::kSin:  // llvm.sin/cos/pow: libmvec's vector variants
     case HloOpcode::kCos:
     case HloOpcode::kPower:

@@ -355,17 +355,15 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
 absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
     absl::Span<const KernelSpec> specs, absl::Span<const std::string> names,
     absl::string_view dump_name) {
-  Impl& impl = *this;
   if (specs.empty()) return std::vector<CompiledKernel>();
   bool independent = true;  // no spec calls another (whole-loop kernels do)
   for (const KernelSpec& spec : specs) {
     independent = independent && spec.program == nullptr && !spec.internal;
   }
-  const std::string module_name =
-      absl::StrCat("xlite_", SanitizedName(dump_name), "_", impl.modules);
-  const bool dump = !impl.options.dump_to.empty();
-  int threads = impl.options.compile_threads > 0
-                    ? impl.options.compile_threads
+  const std::string module_name = absl::StrCat("xlite_", SanitizedName(dump_name), "_", modules);
+  const bool dump = !options.dump_to.empty();
+  int threads = options.compile_threads > 0
+                    ? options.compile_threads
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<int>(std::min<size_t>(threads, specs.size()));
   std::vector<CompiledKernel> kernels;
@@ -375,20 +373,19 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
     // kernels they hold.
     auto context = std::make_unique<llvm::LLVMContext>();
     ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
-                     impl.Emit(specs, names, module_name, *context, kernels));
-    const std::string prefix =
-        absl::StrCat(impl.options.dump_to, "/", dump_name,
-                     impl.modules > 0 ? absl::StrCat(".", impl.modules) : std::string());
+                     Emit(specs, names, module_name, *context, kernels));
+    const std::string prefix = absl::StrCat(
+        options.dump_to, "/", dump_name, modules > 0 ? absl::StrCat(".", modules) : std::string());
     if (dump) {
-      if (std::error_code ec = llvm::sys::fs::create_directories(impl.options.dump_to)) {
+      if (std::error_code ec = llvm::sys::fs::create_directories(options.dump_to)) {
         return absl::InternalError(
-            absl::StrCat("cannot create ", impl.options.dump_to, ": ", ec.message()));
+            absl::StrCat("cannot create ", options.dump_to, ": ", ec.message()));
       }
       RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-no-opt.ll"));
     }
-    impl.Optimize(*module, *impl.target_machine);
+    Optimize(*module, *target_machine);
     if (dump) RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-with-opt.ll"));
-    if (llvm::Error e = impl.lljit->addIRModule(
+    if (llvm::Error e = lljit->addIRModule(
             llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
       return Internal("adding the module to the JIT: ", ErrorText(std::move(e)));
     }
@@ -415,13 +412,13 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
       Part& part = parts[p];
       part.object = [&]() -> absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> {
         llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-            impl.machine_builder->createTargetMachine();
+            machine_builder->createTargetMachine();
         if (!machine) return Internal("LLVM target machine: ", ErrorText(machine.takeError()));
         llvm::LLVMContext context;
-        ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
-                         impl.Emit(part.specs, part.names, absl::StrCat(module_name, "_", p),
-                                   context, part.kernels));
-        impl.Optimize(*module, **machine);
+        ASSIGN_OR_RETURN(
+            std::unique_ptr<llvm::Module> module,
+            Emit(part.specs, part.names, absl::StrCat(module_name, "_", p), context, part.kernels));
+        Optimize(*module, **machine);
         llvm::orc::SimpleCompiler compiler(**machine);
         llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compiler(*module);
         if (!object) return Internal("LLVM code generation: ", ErrorText(object.takeError()));
@@ -443,17 +440,17 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
     }
     kernels.resize(specs.size());
     for (Part& part : parts) {
-      if (llvm::Error e = impl.lljit->addObjectFile(std::move(*part.object))) {
+      if (llvm::Error e = lljit->addObjectFile(std::move(*part.object))) {
         return Internal("adding object code to the JIT: ", ErrorText(std::move(e)));
       }
       for (size_t j = 0; j < part.at.size(); ++j) kernels[part.at[j]] = std::move(part.kernels[j]);
     }
   }
-  ++impl.modules;
+  ++modules;
   for (size_t i = 0; i < kernels.size(); ++i) {
     CompiledKernel& kernel = kernels[i];
     if (specs[i].internal) continue;
-    llvm::Expected<llvm::orc::ExecutorAddr> address = impl.lljit->lookup(kernel.name);
+    llvm::Expected<llvm::orc::ExecutorAddr> address = lljit->lookup(kernel.name);
     if (!address) {
       return Internal("JIT compilation of '", kernel.name, "': ", ErrorText(address.takeError()));
     }

@@ -59,7 +59,7 @@ struct Rows {
     if (minor < 0 || inner == 0 || (inner > kGranule && count < kEnoughRows)) return;
     granule = inner * ((kGranule + inner - 1) / inner);
   }
-  bool RowAligned() const { return minor >= 0 && granule % inner == 0; }
+  bool RowAligned() const { return minor >= 0 && inner > 0 && granule % inner == 0; }
 
   static Rows Of(const Shape& shape) {
     Rows rows;

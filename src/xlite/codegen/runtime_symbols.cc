@@ -129,25 +129,22 @@ void* Address(Fn* fn) {
 }
 
 // glibc's libmvec: the 4- and 8-lane (SSE, AVX2) variants LLVM's LIBMVEC_X86
-// table maps sin, cos, pow, exp and log to when it vectorizes a loop. Their
-// vector signatures do not matter here: only the addresses are taken (which
-// also keeps libmvec linked).
+// table maps sin, cos, pow, exp and log to when it vectorizes a loop, listed
+// once and expanded twice (declarations, table entries). Their vector
+// signatures do not matter here: only the addresses are taken (which also
+// keeps libmvec linked).
+// clang-format off
+#define XLITE_LIBMVEC_SYMBOLS(X)                                          \
+  X(_ZGVbN2v_sin)  X(_ZGVdN4v_sin)  X(_ZGVbN4v_sinf)  X(_ZGVdN8v_sinf)    \
+  X(_ZGVbN2v_cos)  X(_ZGVdN4v_cos)  X(_ZGVbN4v_cosf)  X(_ZGVdN8v_cosf)    \
+  X(_ZGVbN2v_exp)  X(_ZGVdN4v_exp)  X(_ZGVbN4v_expf)  X(_ZGVdN8v_expf)    \
+  X(_ZGVbN2v_log)  X(_ZGVdN4v_log)  X(_ZGVbN4v_logf)  X(_ZGVdN8v_logf)    \
+  X(_ZGVbN2vv_pow) X(_ZGVdN4vv_pow) X(_ZGVbN4vv_powf) X(_ZGVdN8vv_powf)
+// clang-format on
 extern "C" {
-#define XLITE_LIBMVEC_DECLARE(name) void name();
-#define XLITE_LIBMVEC(name)                                                        \
-  XLITE_LIBMVEC_DECLARE(_ZGVbN2v_##name)                                           \
-  XLITE_LIBMVEC_DECLARE(_ZGVdN4v_##name) XLITE_LIBMVEC_DECLARE(_ZGVbN4v_##name##f) \
-      XLITE_LIBMVEC_DECLARE(_ZGVdN8v_##name##f)
-XLITE_LIBMVEC(sin)
-XLITE_LIBMVEC(cos)
-XLITE_LIBMVEC(exp)
-XLITE_LIBMVEC(log)
-XLITE_LIBMVEC_DECLARE(_ZGVbN2vv_pow)
-XLITE_LIBMVEC_DECLARE(_ZGVdN4vv_pow)
-XLITE_LIBMVEC_DECLARE(_ZGVbN4vv_powf)
-XLITE_LIBMVEC_DECLARE(_ZGVdN8vv_powf)
-#undef XLITE_LIBMVEC
-#undef XLITE_LIBMVEC_DECLARE
+#define XLITE_DECLARE(symbol) void symbol();
+XLITE_LIBMVEC_SYMBOLS(XLITE_DECLARE)
+#undef XLITE_DECLARE
 }
 
 }  // namespace
@@ -201,20 +198,9 @@ const std::vector<std::pair<const char*, void*>>& KernelRuntimeSymbols() {
       {"ldexp", Address(static_cast<double (*)(double, int)>(&::ldexp))},
       {"sincosf", Address(static_cast<void (*)(float, float*, float*)>(&::sincosf))},
       {"sincos", Address(static_cast<void (*)(double, double*, double*)>(&::sincos))},
-#define XLITE_LIBMVEC_ENTRY(symbol) {#symbol, Address(&symbol)}
-#define XLITE_LIBMVEC(name)                                                   \
-  XLITE_LIBMVEC_ENTRY(_ZGVbN2v_##name), XLITE_LIBMVEC_ENTRY(_ZGVdN4v_##name), \
-      XLITE_LIBMVEC_ENTRY(_ZGVbN4v_##name##f), XLITE_LIBMVEC_ENTRY(_ZGVdN8v_##name##f)
-      XLITE_LIBMVEC(sin),
-      XLITE_LIBMVEC(cos),
-      XLITE_LIBMVEC(exp),
-      XLITE_LIBMVEC(log),
-      XLITE_LIBMVEC_ENTRY(_ZGVbN2vv_pow),
-      XLITE_LIBMVEC_ENTRY(_ZGVdN4vv_pow),
-      XLITE_LIBMVEC_ENTRY(_ZGVbN4vv_powf),
-      XLITE_LIBMVEC_ENTRY(_ZGVdN8vv_powf),
-#undef XLITE_LIBMVEC
-#undef XLITE_LIBMVEC_ENTRY
+#define XLITE_ENTRY(symbol) {#symbol, Address(&symbol)},
+      XLITE_LIBMVEC_SYMBOLS(XLITE_ENTRY)
+#undef XLITE_ENTRY
       // LLVM turns copy and fill loops into calls of these.
       {"memcpy", Address(&::memcpy)},
       {"memmove", Address(&::memmove)},

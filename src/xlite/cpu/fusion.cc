@@ -53,19 +53,8 @@ bool IsFusibleProducer(const HloInstruction& instr) {
     case HloOpcode::kConstant:  // a scalar becomes an immediate; arrays stay buffers
       return instr.shape().ElementCount() == 1 && instr.attrs().literal.has_value() &&
              !instr.attrs().literal->elided();
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kIota:
-    case HloOpcode::kReshape:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kTranspose:
-    case HloOpcode::kSlice:
-    case HloOpcode::kReverse:
-    case HloOpcode::kPad:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kDynamicSlice:
-      return true;
     default:
-      return false;
+      return IsElementalDataMovement(instr.opcode());
   }
 }
 
@@ -214,50 +203,19 @@ class ComputationFusion {
               [&](const HloInstruction* a, const HloInstruction* b) {
                 return position_.at(a) < position_.at(b);
               });
-    auto body = std::make_unique<HloComputation>(computation_names_.Get("fused_computation"));
+    FusedComputationBuilder builder(module_, computation_, names_, computation_names_);
     absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
-    std::vector<HloInstruction*> operands;
-    auto value_of = [&](HloInstruction* op) -> HloInstruction* {
-      if (auto it = map.find(op); it != map.end()) return it->second;
-      auto param = std::make_unique<HloInstruction>(
-          HloOpcode::kParameter, names_.Get(absl::StrCat("param_", operands.size())), op->shape());
-      param->attrs().parameter_number = static_cast<int64_t>(operands.size());
-      HloInstruction* added = body->AddInstruction(std::move(param));
-      body->SetParameter(static_cast<int64_t>(operands.size()), added);
-      operands.push_back(op);
-      map[op] = added;
-      return added;
-    };
     for (HloInstruction* member : group.members) {
-      auto clone = std::make_unique<HloInstruction>(member->opcode(), names_.Get(member->name()),
-                                                    member->shape());
-      clone->attrs() = member->attrs();
-      clone->set_called_computations(member->called_computations());
+      std::vector<HloInstruction*> operands;
       for (HloInstruction* op : member->operands()) {
-        clone->AppendOperand(group.member_set.contains(op) ? map.at(op) : value_of(op));
+        operands.push_back(group.member_set.contains(op) ? map.at(op) : builder.Parameter(op));
       }
-      HloInstruction* added = body->AddInstruction(std::move(clone));
+      HloInstruction* added = builder.Clone(*member, operands);
       clones_.push_back({added, member, member->name()});
       map[member] = added;
     }
-    body->set_root_instruction(map.at(group.root));
-    // Fused computations print before the computation that calls them.
-    const HloComputation* before = nullptr;
-    for (const auto& c : module_.computations()) {
-      if (c.get() == &computation_) break;
-      before = c.get();
-    }
-    HloComputation* fused = before != nullptr ? module_.AddComputationAfter(std::move(body), before)
-                                              : module_.AddComputation(std::move(body));
-    auto fusion = std::make_unique<HloInstruction>(HloOpcode::kFusion, names_.Get("fusion"),
-                                                   group.root->shape());
-    fusion->attrs().fusion_kind = "kLoop";
-    fusion->attrs().metadata = group.root->attrs().metadata;
-    fusion->set_called_computations({fused});
-    for (HloInstruction* op : operands) fusion->AppendOperand(op);
-    HloInstruction* added = computation_.AddInstruction(std::move(fusion));
-    fused->set_fusion_instruction(added);
-    group.root->ReplaceAllUsesWith(added);
+    group.root->ReplaceAllUsesWith(
+        builder.Finish(map.at(group.root), group.root->attrs().metadata));
   }
 
   // Members nothing reads any more go; a clone takes its original's name
@@ -302,21 +260,97 @@ class ComputationFusion {
 
 }  // namespace
 
+bool IsElementalDataMovement(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kReverse:
+    case HloOpcode::kPad:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kDynamicSlice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<std::vector<HloComputation*>> FusibleComputations(const HloModule& module) {
+  ASSIGN_OR_RETURN(std::unique_ptr<CallGraph> call_graph, CallGraph::Build(module));
+  std::vector<HloComputation*> computations;
+  for (const CallGraphNode& node : call_graph->nodes()) {
+    HloComputation* computation = node.computation();
+    if (node.context() == CallContext::kSequential && node.reachable_from_entry() &&
+        !computation->IsAsyncComputation()) {
+      computations.push_back(computation);
+    }
+  }
+  return computations;
+}
+
+FusedComputationBuilder::FusedComputationBuilder(HloModule& module, HloComputation& computation,
+                                                 NameUniquer& names, NameUniquer& computation_names)
+    : module_(module),
+      computation_(computation),
+      names_(names),
+      body_(std::make_unique<HloComputation>(computation_names.Get("fused_computation"))) {}
+
+HloInstruction* FusedComputationBuilder::Parameter(HloInstruction* operand) {
+  if (auto it = parameter_of_.find(operand); it != parameter_of_.end()) return it->second;
+  const int64_t number = static_cast<int64_t>(operands_.size());
+  auto param = std::make_unique<HloInstruction>(
+      HloOpcode::kParameter, names_.Get(absl::StrCat("param_", number)), operand->shape());
+  param->attrs().parameter_number = number;
+  HloInstruction* added = body_->AddInstruction(std::move(param));
+  body_->SetParameter(number, added);
+  operands_.push_back(operand);
+  parameter_of_[operand] = added;
+  return added;
+}
+
+HloInstruction* FusedComputationBuilder::Clone(const HloInstruction& instr,
+                                               absl::Span<HloInstruction* const> operands) {
+  auto clone =
+      std::make_unique<HloInstruction>(instr.opcode(), names_.Get(instr.name()), instr.shape());
+  clone->attrs() = instr.attrs();
+  clone->set_called_computations(instr.called_computations());
+  for (HloInstruction* op : operands) clone->AppendOperand(op);
+  return Add(std::move(clone));
+}
+
+HloInstruction* FusedComputationBuilder::Add(std::unique_ptr<HloInstruction> instr) {
+  return body_->AddInstruction(std::move(instr));
+}
+
+HloInstruction* FusedComputationBuilder::Finish(HloInstruction* root, const OpMetadata& metadata) {
+  body_->set_root_instruction(root);
+  const HloComputation* before = nullptr;
+  for (const auto& c : module_.computations()) {
+    if (c.get() == &computation_) break;
+    before = c.get();
+  }
+  HloComputation* fused = before != nullptr ? module_.AddComputationAfter(std::move(body_), before)
+                                            : module_.AddComputation(std::move(body_));
+  auto fusion =
+      std::make_unique<HloInstruction>(HloOpcode::kFusion, names_.Get("fusion"), root->shape());
+  fusion->attrs().fusion_kind = "kLoop";
+  fusion->attrs().metadata = metadata;
+  fusion->set_called_computations({fused});
+  for (HloInstruction* op : operands_) fusion->AppendOperand(op);
+  HloInstruction* added = computation_.AddInstruction(std::move(fusion));
+  fused->set_fusion_instruction(added);
+  return added;
+}
+
 absl::StatusOr<bool> LoopFusion::Run(HloModule& module) {
   NameUniquer names = NameUniquer::ForInstructions(module);
   NameUniquer computation_names = NameUniquer::ForComputations(module);
-  // Only computations that run as sequences of thunks (the entry, loop
-  // bodies and conditions, branches): not reducers and other embedded
-  // computations, which the emitters evaluate element by element, nor the
-  // computations async ops wrap.
-  ASSIGN_OR_RETURN(std::unique_ptr<CallGraph> call_graph, CallGraph::Build(module));
+  ASSIGN_OR_RETURN(std::vector<HloComputation*> computations, FusibleComputations(module));
   bool changed = false;
-  for (const CallGraphNode& node : call_graph->nodes()) {
-    HloComputation* computation = node.computation();
-    if (node.context() != CallContext::kSequential || !node.reachable_from_entry() ||
-        computation->IsAsyncComputation()) {
-      continue;
-    }
+  for (HloComputation* computation : computations) {
     changed |= ComputationFusion(module, *computation, names, computation_names).Run();
   }
   return changed;

@@ -19,10 +19,60 @@
 #define XLITE_CPU_FUSION_H_
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "xlite/ir/computation.h"
+#include "xlite/ir/name_uniquer.h"
 #include "xlite/passes/pass.h"
 
 namespace xlite::cpu {
+
+// What the fusion passes (fusion, multi_output_fusion) share.
+
+// Data movement a loop kernel computes element by element: broadcast, iota,
+// reshape, bitcast, transpose, slice, reverse, pad, concatenate and
+// dynamic-slice (with the elementwise ops, what fuses into loops).
+bool IsElementalDataMovement(HloOpcode opcode);
+
+// The computations the fusion passes work in: those the call graph runs as
+// sequences (the entry, loop bodies and conditions, branches, calls), not
+// embedded ones (reducers, which the emitters evaluate element by element)
+// nor the computations async ops wrap.
+absl::StatusOr<std::vector<HloComputation*>> FusibleComputations(const HloModule& module);
+
+// Builds a fused computation -- parameters made as operands are first read,
+// copies of instructions -- then the kLoop fusion in `computation` that
+// calls it.
+class FusedComputationBuilder {
+ public:
+  FusedComputationBuilder(HloModule& module, HloComputation& computation, NameUniquer& names,
+                          NameUniquer& computation_names);
+
+  // The parameter that reads `operand` (param_N, numbered in first-use order).
+  HloInstruction* Parameter(HloInstruction* operand);
+  // A copy of `instr` (its name made unique; attributes and called
+  // computations kept) reading `operands`.
+  HloInstruction* Clone(const HloInstruction& instr, absl::Span<HloInstruction* const> operands);
+  // Adds `instr` to the body.
+  HloInstruction* Add(std::unique_ptr<HloInstruction> instr);
+  // Makes `root` the body's root, adds the body to the module just before
+  // `computation` (fused computations print before their caller) and a kLoop
+  // fusion of the parameters' operands to `computation`, with `metadata`;
+  // returns the fusion, which nothing reads yet.
+  HloInstruction* Finish(HloInstruction* root, const OpMetadata& metadata);
+
+ private:
+  HloModule& module_;
+  HloComputation& computation_;
+  NameUniquer& names_;
+  std::unique_ptr<HloComputation> body_;
+  std::vector<HloInstruction*> operands_;
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> parameter_of_;
+};
 
 class LoopFusion : public HloPass {
  public:

@@ -7,8 +7,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
-#include "xlite/analysis/call_graph.h"
 #include "xlite/cpu/fusion.h"
 #include "xlite/ir/computation.h"
 #include "xlite/ir/name_uniquer.h"
@@ -29,22 +27,8 @@ bool IsSibling(const HloInstruction& instr) {
   }
   const HloInstruction* root = instr.called_computations()[0]->root_instruction();
   if (root == nullptr) return false;
-  if (HloOpcodeTraits(root->opcode()) & kElementwise) return true;
-  switch (root->opcode()) {
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kReshape:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kTranspose:
-    case HloOpcode::kSlice:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kPad:
-    case HloOpcode::kReverse:
-    case HloOpcode::kIota:
-    case HloOpcode::kDynamicSlice:
-      return true;
-    default:
-      return false;
-  }
+  return (HloOpcodeTraits(root->opcode()) & kElementwise) ||
+         IsElementalDataMovement(root->opcode());
 }
 
 int64_t Size(const HloInstruction& fusion) {
@@ -145,21 +129,7 @@ class SiblingFusion {
   // One fusion for the group: the union of their operands as parameters,
   // each member's body cloned onto them, a tuple of their roots.
   void Merge(const std::vector<HloInstruction*>& group) {
-    auto body = std::make_unique<HloComputation>(computation_names_.Get("fused_computation"));
-    std::vector<HloInstruction*> operands;
-    absl::flat_hash_map<const HloInstruction*, HloInstruction*> parameter_of;
-    auto parameter = [&](HloInstruction* op) -> HloInstruction* {
-      if (auto it = parameter_of.find(op); it != parameter_of.end()) return it->second;
-      const int64_t number = static_cast<int64_t>(operands.size());
-      auto p = std::make_unique<HloInstruction>(
-          HloOpcode::kParameter, names_.Get(absl::StrCat("param_", number)), op->shape());
-      p->attrs().parameter_number = number;
-      HloInstruction* added = body->AddInstruction(std::move(p));
-      body->SetParameter(number, added);
-      operands.push_back(op);
-      parameter_of[op] = added;
-      return added;
-    };
+    FusedComputationBuilder builder(module_, computation_, names_, computation_names_);
     std::vector<HloInstruction*> roots;
     std::vector<Shape> shapes;
     for (HloInstruction* member : group) {
@@ -167,15 +137,12 @@ class SiblingFusion {
       absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
       for (HloInstruction* instr : fused.MakeInstructionPostOrder()) {
         if (instr->opcode() == HloOpcode::kParameter) {
-          map[instr] = parameter(member->operand(instr->attrs().parameter_number));
+          map[instr] = builder.Parameter(member->operand(instr->attrs().parameter_number));
           continue;
         }
-        auto clone = std::make_unique<HloInstruction>(instr->opcode(), names_.Get(instr->name()),
-                                                      instr->shape());
-        clone->attrs() = instr->attrs();
-        clone->set_called_computations(instr->called_computations());
-        for (const HloInstruction* op : instr->operands()) clone->AppendOperand(map.at(op));
-        map[instr] = body->AddInstruction(std::move(clone));
+        std::vector<HloInstruction*> operands;
+        for (const HloInstruction* op : instr->operands()) operands.push_back(map.at(op));
+        map[instr] = builder.Clone(*instr, operands);
       }
       roots.push_back(map.at(fused.root_instruction()));
       shapes.push_back(member->shape());
@@ -183,23 +150,8 @@ class SiblingFusion {
     auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, names_.Get("tuple"),
                                                   Shape::Tuple(shapes));
     for (HloInstruction* r : roots) tuple->AppendOperand(r);
-    body->set_root_instruction(body->AddInstruction(std::move(tuple)));
-    // Fused computations print before the computation that calls them.
-    const HloComputation* before = nullptr;
-    for (const auto& c : module_.computations()) {
-      if (c.get() == &computation_) break;
-      before = c.get();
-    }
-    HloComputation* fused = before != nullptr ? module_.AddComputationAfter(std::move(body), before)
-                                              : module_.AddComputation(std::move(body));
-    auto fusion = std::make_unique<HloInstruction>(HloOpcode::kFusion, names_.Get("fusion"),
-                                                   Shape::Tuple(shapes));
-    fusion->attrs().fusion_kind = "kLoop";
-    fusion->attrs().metadata = group[0]->attrs().metadata;
-    fusion->set_called_computations({fused});
-    for (HloInstruction* op : operands) fusion->AppendOperand(op);
-    HloInstruction* merged = computation_.AddInstruction(std::move(fusion));
-    fused->set_fusion_instruction(merged);
+    HloInstruction* merged =
+        builder.Finish(builder.Add(std::move(tuple)), group[0]->attrs().metadata);
     for (size_t k = 0; k < group.size(); ++k) {
       HloInstruction* member = group[k];
       auto gte = std::make_unique<HloInstruction>(HloOpcode::kGetTupleElement,
@@ -238,18 +190,7 @@ class SiblingFusion {
 absl::StatusOr<bool> MultiOutputFusion::Run(HloModule& module) {
   NameUniquer names = NameUniquer::ForInstructions(module);
   NameUniquer computation_names = NameUniquer::ForComputations(module);
-  // The computations LoopFusion fuses in: those that run as sequences.
-  ASSIGN_OR_RETURN(std::unique_ptr<CallGraph> call_graph, CallGraph::Build(module));
-  std::vector<HloComputation*> computations;
-  for (const CallGraphNode& node : call_graph->nodes()) {
-    HloComputation* computation = node.computation();
-    if (node.context() != CallContext::kSequential || !node.reachable_from_entry() ||
-        computation->IsAsyncComputation()) {
-      continue;
-    }
-    computations.push_back(computation);
-  }
-  call_graph.reset();
+  ASSIGN_OR_RETURN(std::vector<HloComputation*> computations, FusibleComputations(module));
   bool changed = false;
   for (HloComputation* computation : computations) {
     changed |= SiblingFusion(module, *computation, names, computation_names).Run();
