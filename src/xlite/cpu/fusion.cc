@@ -63,6 +63,21 @@ bool IsFusibleConsumer(const HloInstruction& instr) {
   return IsFusibleProducer(instr) || (instr.opcode() == HloOpcode::kReduce && Movable(instr));
 }
 
+// True if computing `instr` where it is read reads no more memory than
+// reading its stored value: data movement, or one array operand besides
+// scalars and broadcasts of them.
+bool RecomputingReadsNoMore(const HloInstruction& instr) {
+  if (IsElementalDataMovement(instr.opcode())) return true;
+  int64_t arrays = 0;
+  for (const HloInstruction* op : instr.operands()) {
+    const bool scalar_like =
+        op->shape().ElementCount() == 1 ||
+        (op->opcode() == HloOpcode::kBroadcast && op->operand(0)->shape().ElementCount() == 1);
+    if (!scalar_like) ++arrays;
+  }
+  return arrays <= 1;
+}
+
 // True if `user` reads some element of its operand `operand` more than once.
 bool ReusesOperand(const HloInstruction& user, const HloInstruction& operand) {
   return user.opcode() == HloOpcode::kBroadcast &&
@@ -161,11 +176,13 @@ class ComputationFusion {
     }
     if (IsFusibleProducer(*instr)) {
       if (!IsExpensive(instr->opcode())) {
-        for (int g : reading_groups) {
-          if (CanJoin(groups_[g], instr)) {
-            Join(g, instr);
-          } else {
-            read_plainly = true;
+        // A value stored anyway is read where recomputing it would read more
+        // than it (several arrays): duplicating it then only costs, and
+        // would split the expensive producers below it between fusions.
+        for (int g : reading_groups) read_plainly |= !CanJoin(groups_[g], instr);
+        if (!read_plainly || RecomputingReadsNoMore(*instr)) {
+          for (int g : reading_groups) {
+            if (CanJoin(groups_[g], instr)) Join(g, instr);
           }
         }
       } else if (!read_plainly && reading_groups.size() == 1 &&

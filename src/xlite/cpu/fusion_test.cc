@@ -89,6 +89,38 @@ ENTRY e {
   testing::ExpectAgreesWithInterpreter(text);
 }
 
+// An LSTM cell's shape: c = f*c0 + i*g is a result (stored anyway) and read
+// by h = o*tanh(c). Recomputing c inside h's fusion would read four arrays
+// instead of one and leave the gates (expensive: exp, divide, tanh) read by
+// two fusions, so computed apart; c's fusion holds them instead, as XLA's.
+TEST(LoopFusion, KeepsAStoredValueOfSeveralArraysOutOfItsReaders) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  zf = f32[64] parameter(0)
+  zi = f32[64] parameter(1)
+  zg = f32[64] parameter(2)
+  zo = f32[64] parameter(3)
+  c0 = f32[64] parameter(4)
+  ef = f32[64] exponential(zf)
+  ei = f32[64] exponential(zi)
+  g = f32[64] tanh(zg)
+  fc = f32[64] multiply(ef, c0)
+  ig = f32[64] multiply(ei, g)
+  c = f32[64] add(fc, ig)
+  tc = f32[64] tanh(c)
+  o = f32[64] exponential(zo)
+  h = f32[64] multiply(o, tc)
+  ROOT r = (f32[64], f32[64]) tuple(h, c)
+})";
+  const std::string out = Fuse(text);
+  EXPECT_EQ(Occurrences(out, " fusion("), 2) << out;
+  EXPECT_EQ(Occurrences(out, "exponential("), 3) << out;  // each computed once
+  EXPECT_EQ(Occurrences(out, "add("), 1) << out;          // c is not recomputed in h's
+  EXPECT_NE(out.find("fusion(fusion.1, zo)"), std::string::npos) << out;  // h reads c
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
 TEST(LoopFusion, KeepsExpensiveProducersOutOfBroadcasts) {
   const std::string text = R"(
 HloModule m
