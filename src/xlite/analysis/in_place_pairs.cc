@@ -1,5 +1,6 @@
 #include "xlite/analysis/in_place_pairs.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "xlite/ir/computation.h"
 
 namespace xlite {
@@ -145,6 +146,47 @@ Pairs GetInPlaceInputOutputPairs(const HloInstruction& instr) {
     default:
       return {};
   }
+}
+
+bool MayShareOperandBuffer(const HloInstruction& user, int64_t operand_number,
+                           const ShapeIndex& output) {
+  if (operand_number < 0 || operand_number >= user.operand_count()) return false;
+  const Shape& operand = user.operand(operand_number)->shape();
+  if (!operand.IsArray()) return false;
+  if (IsElementwiseOpcode(user.opcode())) {
+    return output.empty() && user.called_computations().empty() && operand == user.shape();
+  }
+  if (user.opcode() != HloOpcode::kFusion || user.attrs().fusion_kind != "kLoop" ||
+      user.called_computations().size() != 1) {
+    return false;
+  }
+  const Shape* result = &user.shape();
+  for (int64_t i : output) {
+    if (!result->IsTuple() || i < 0 || i >= static_cast<int64_t>(result->tuple_shapes().size())) {
+      return false;
+    }
+    result = &result->tuple_shapes()[i];
+  }
+  if (*result != operand) return false;
+  const HloComputation& fused = *user.called_computations()[0];
+  if (operand_number >= fused.num_parameters()) return false;
+  const HloInstruction* root = fused.root_instruction();
+  std::vector<const HloInstruction*> stack = {fused.parameter_instruction(operand_number)};
+  absl::flat_hash_set<const HloInstruction*> seen;
+  while (!stack.empty()) {
+    const HloInstruction* instr = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* u : instr->users()) {
+      if (!seen.insert(u).second) continue;
+      if (u == root && u->opcode() == HloOpcode::kTuple) continue;
+      if (!IsElementwiseOpcode(u->opcode()) || !u->called_computations().empty() ||
+          u->shape().dimensions() != operand.dimensions()) {
+        return false;
+      }
+      stack.push_back(u);
+    }
+  }
+  return true;
 }
 
 }  // namespace xlite

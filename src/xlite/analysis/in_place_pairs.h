@@ -33,6 +33,17 @@ std::vector<std::pair<HloOperandIndex, ShapeIndex>> GetInPlaceInputOutputPairs(
 // False for opcodes that never have in-place pairs (a cheap filter).
 bool MayHaveInPlacePairs(HloOpcode opcode);
 
+// True if `user` may write its output element `output` into the buffer of
+// its operand `operand_number` (an array of the same shape) even though it
+// reads that operand: it reads each element only to make the same element of
+// its outputs, and makes all of an element's outputs before storing any (XLA's
+// CanShareOperandBufferWithUser for elementwise ops and loop fusions). True
+// for elementwise ops, and for kLoop fusions where every use of the
+// parameter inside is an elementwise op of the parameter's dimensions or the
+// root tuple.
+bool MayShareOperandBuffer(const HloInstruction& user, int64_t operand_number,
+                           const ShapeIndex& output);
+
 }  // namespace xlite
 
 #endif  // XLITE_ANALYSIS_IN_PLACE_PAIRS_H_

@@ -28,7 +28,8 @@
 //   the output (the buffer planner aliases them); otherwise they copy first.
 //   An output may also share the buffer of an operand with its shape and
 //   layout whose element i it reads only for its own element i (elementwise
-//   ops, as XLA's CanShareBuffer allows). Other overlaps are not allowed, nor
+//   ops and loop fusions, as XLA's CanShareBuffer allows:
+//   MayShareOperandBuffer). Other overlaps are not allowed, nor
 //   rng-bit-generator's state output on its state input.
 // Floating point: kernels assume the default rounding mode (nearest even);
 //   they are correct with or without flush-to-zero / denormals-are-zero, and

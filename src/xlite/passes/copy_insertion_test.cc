@@ -185,6 +185,85 @@ TEST(CopyInsertion, WhileLoop) {
       << r.text;
 }
 
+// A loop state updated by a loop fusion (one output, and a multi-output
+// fusion's element) that reads it element by element is updated in place,
+// as XLA's CanShareOperandBufferWithUser allows; one that reads it through a
+// reverse (element i for element n-1-i) must not be: that state is copied.
+TEST(CopyInsertion, LoopFusionsReadingTheStateElementwiseUpdateItInPlace) {
+  Inserted r = Insert(R"(
+HloModule m
+
+fused_scale {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  ROOT m = f32[8] multiply(p0, p1)
+}
+
+fused_pair {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  a = f32[8] add(p0, p1)
+  e = f32[8] exponential(p0)
+  ROOT t = (f32[8], f32[8]) tuple(a, e)
+}
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+fused_reversed {
+  p0 = f32[8] parameter(0)
+  rv = f32[8] reverse(p0), dimensions={0}
+  ROOT n = f32[8] negate(rv)
+}
+
+cond {
+  p = (f32[8], f32[8], f32[8], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=sum
+  ROOT lt = pred[] compare(s, z), direction=LT
+}
+
+body {
+  p = (f32[8], f32[8], f32[8], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  y = f32[8] get-tuple-element(p), index=1
+  w = f32[8] get-tuple-element(p), index=2
+  v = f32[8] get-tuple-element(p), index=3
+  x1 = f32[8] fusion(x, w), kind=kLoop, calls=fused_scale
+  pair = (f32[8], f32[8]) fusion(y, w), kind=kLoop, calls=fused_pair
+  y1 = f32[8] get-tuple-element(pair), index=1
+  v1 = f32[8] fusion(v), kind=kLoop, calls=fused_reversed
+  ROOT t = (f32[8], f32[8], f32[8], f32[8]) tuple(x1, y1, w, v1)
+}
+
+ENTRY e {
+  x = f32[8] parameter(0)
+  y = f32[8] parameter(1)
+  w = f32[8] parameter(2)
+  v = f32[8] parameter(3)
+  x0 = f32[8] negate(x)
+  y0 = f32[8] negate(y)
+  v0 = f32[8] negate(v)
+  init = (f32[8], f32[8], f32[8], f32[8]) tuple(x0, y0, w, v0)
+  loop = (f32[8], f32[8], f32[8], f32[8]) while(init), condition=cond, body=body
+  ROOT r = f32[8] get-tuple-element(loop), index=0
+}
+)");
+  std::vector<std::string> body_copies;
+  for (const InsertedCopy& c : r.copies) {
+    if (c.reason == CopyReason::kWhileBody) body_copies.push_back(c.explanation);
+  }
+  // Only the reversed state needs its copy.
+  ASSERT_EQ(body_copies.size(), 1u) << r.text;
+  EXPECT_TRUE(absl::StrContains(body_copies[0], "{3}")) << body_copies[0];
+  EXPECT_TRUE(absl::StrContains(r.text, "x1 = f32[8]{0} fusion(x, w)")) << r.text;
+  EXPECT_TRUE(absl::StrContains(r.text, "pair = (f32[8]{0}, f32[8]{0}) fusion(y, w)")) << r.text;
+}
+
 TEST(CopyInsertion, WhileSwappingTwoElements) {
   Inserted r = Insert(R"(
 HloModule swap

@@ -121,9 +121,9 @@ bool BufferInterference::CanShare(const Read& read, const Info& writer) const {
       }
     }
   }
-  // An elementwise op reads each element before it writes the same one.
-  return IsElementwiseOpcode(user->opcode()) && read.operand_index.empty() && output.empty() &&
-         user->operand(read.operand_number)->shape() == user->shape();
+  // An elementwise op or loop fusion reads each element before it writes
+  // the same one.
+  return read.operand_index.empty() && MayShareOperandBuffer(*user, read.operand_number, output);
 }
 
 std::optional<Interference> BufferInterference::Interferes(const Info& x, const Info& y) const {
