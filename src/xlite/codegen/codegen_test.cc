@@ -1090,6 +1090,62 @@ ENTRY e {
   EXPECT_EQ(results[0], results[1]);
 }
 
+TEST(CodegenLoops, LoopFusionUpdatesItsOperandInPlaceStillVectorized) {
+  // c1 = c0 * f + g and h = c1 * s (s broadcast per row), c1 written over
+  // c0 as copy insertion allows a scan's state: every element is read before
+  // it is written, the loop is vectorized without run-time overlap checks
+  // (which would fail here and run scalar code), and the row's broadcast
+  // value is read outside the row loop.
+  const std::string dir = ::testing::TempDir() + "/codegen_in_place";
+  JitOptions options;
+  options.dump_to = dir;
+  auto jit = Jit::Create(options);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  auto module = ParseHloModule(R"(
+HloModule m
+fused {
+  c0 = f32[8,256] parameter(0)
+  f = f32[8,256] parameter(1)
+  g = f32[8,256] parameter(2)
+  s = f32[8] parameter(3)
+  m = f32[8,256] multiply(c0, f)
+  c1 = f32[8,256] add(m, g)
+  sb = f32[8,256] broadcast(s), dimensions={0}
+  h = f32[8,256] multiply(c1, sb)
+  ROOT t = (f32[8,256], f32[8,256]) tuple(c1, h)
+}
+ENTRY e {
+  c0 = f32[8,256] parameter(0)
+  f = f32[8,256] parameter(1)
+  g = f32[8,256] parameter(2)
+  s = f32[8] parameter(3)
+  ROOT r = (f32[8,256], f32[8,256]) fusion(c0, f, g, s), kind=kLoop, calls=fused
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernels = (*jit)->Compile(
+      {KernelSpec{(*module)->entry_computation()->root_instruction()}}, "module_0001.in_place");
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> c(8 * 256), f(8 * 256), g(8 * 256), h(8 * 256), s(8);
+  for (int k = 0; k < 8 * 256; ++k) {
+    c[k] = 0.5f * k;
+    f[k] = 1.0f + (k % 7);
+    g[k] = -0.25f * (k % 5);
+  }
+  for (int r = 0; r < 8; ++r) s[r] = 2.0f + r;
+  const std::vector<float> c_before = c;
+  void* buffers[] = {c.data(), f.data(), g.data(), s.data(), c.data(), h.data()};
+  for (int p = 0; p < 3; ++p) (*kernels)[0].function(buffers, p, 3);
+  for (int k = 0; k < 8 * 256; ++k) {
+    const float c1 = c_before[k] * f[k] + g[k];
+    ASSERT_EQ(c[k], c1) << k;
+    ASSERT_EQ(h[k], c1 * s[k / 256]) << k;
+  }
+  const std::string after = ReadText(dir + "/module_0001.in_place.ir-with-opt.ll");
+  EXPECT_NE(after.find("<16 x float>"), std::string::npos) << after;
+  EXPECT_EQ(after.find("memcheck"), std::string::npos) << after;
+  EXPECT_NE(after.find("llvm.loop.parallel_accesses"), std::string::npos) << after;
+}
+
 TEST(CodegenJit, DumpsIrBeforeAndAfterOptimization) {
   const std::string dir = ::testing::TempDir() + "/codegen_dump";
   JitOptions options;

@@ -6,8 +6,12 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Metadata.h"
 #include "xlite/codegen/kernel.h"
 #include "xlite/ir/float_format.h"
 #include "xlite/support/status.h"
@@ -381,6 +385,41 @@ absl::Status IrEmitter::ForLoop(llvm::Value* begin, llvm::Value* end,
   iv->addIncoming(next, b_.GetInsertBlock());
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+absl::Status IrEmitter::ForIndependentIterations(llvm::Value* begin, llvm::Value* end,
+                                                 absl::FunctionRef<absl::Status(llvm::Value*)> body,
+                                                 const char* name) {
+  llvm::LLVMContext& ctx = context();
+  llvm::BasicBlock* last_before = &function_.back();
+  RETURN_IF_ERROR(ForLoop(begin, end, body, name));
+  // ForLoop's blocks follow `last_before`: header, body..., exit, then the
+  // blocks the body made; the back edge is the branch to the header.
+  llvm::BasicBlock* header = last_before->getNextNode();
+  llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
+  llvm::BranchInst* back_edge = nullptr;
+  for (llvm::BasicBlock* block = header->getNextNode(); block != nullptr;
+       block = block->getNextNode()) {
+    for (llvm::Instruction& instr : *block) {
+      llvm::Value* pointer = llvm::getLoadStorePointerOperand(&instr);
+      if (pointer != nullptr && !llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(pointer))) {
+        instr.setMetadata(
+            llvm::LLVMContext::MD_access_group,
+            llvm::uniteAccessGroups(instr.getMetadata(llvm::LLVMContext::MD_access_group), group));
+      }
+      if (auto* branch = llvm::dyn_cast<llvm::BranchInst>(&instr);
+          branch != nullptr && branch->isUnconditional() && branch->getSuccessor(0) == header) {
+        back_edge = branch;
+      }
+    }
+  }
+  if (back_edge == nullptr) return Internal("loop '", name, "' has no back edge");
+  llvm::MDNode* parallel =
+      llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group});
+  llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, {nullptr, parallel});
+  loop_id->replaceOperandWith(0, loop_id);
+  back_edge->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
   return absl::OkStatus();
 }
 

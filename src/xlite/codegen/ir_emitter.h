@@ -109,6 +109,17 @@ class IrEmitter {
   // stay inside the loop.
   absl::Status ForLoop(llvm::Value* begin, llvm::Value* end,
                        absl::FunctionRef<absl::Status(llvm::Value*)> body, const char* name = "");
+  // The same, for a body whose iterations touch disjoint memory (no
+  // iteration reads what another writes): the loop is marked
+  // llvm.loop.parallel_accesses, its buffer accesses put in one access
+  // group, so the vectorizer needs no run-time overlap checks -- which fail,
+  // and fall back to scalar code, where an output shares its operand's
+  // buffer (in place, element i for element i). Accesses to allocas are left
+  // out (an iteration may reuse one), so a loop keeping one is vectorized
+  // only where LLVM proves it safe itself.
+  absl::Status ForIndependentIterations(llvm::Value* begin, llvm::Value* end,
+                                        absl::FunctionRef<absl::Status(llvm::Value*)> body,
+                                        const char* name = "");
   // cond ? then_fn() : else_fn(), both yielding values of the same types.
   absl::StatusOr<IrValues> If(llvm::Value* cond,
                               absl::FunctionRef<absl::StatusOr<IrValues>()> then_fn,

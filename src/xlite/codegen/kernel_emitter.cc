@@ -11,10 +11,14 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/MDBuilder.h"
 #include "xlite/codegen/ir_emitter.h"
 #include "xlite/codegen/kernel.h"
 #include "xlite/support/status.h"
@@ -98,11 +102,20 @@ class KernelEmitter {
     return it == input_buffer_.end() ? -1 : it->second;
   }
   void BindInput(const HloInstruction* instr, int64_t buffer);
+  // Alias scopes for the function's buffer accesses so far: each output's
+  // stores in a scope of their own, and loads from an input no output may
+  // share (kernel.h: an output shares only an operand of its own shape)
+  // marked as not aliasing any output. Without them LLVM keeps loads of a
+  // row's broadcast values inside the row loop, as a store might change them.
+  void ScopeBufferAccesses();
   // This partition's [begin, end) of the elements of `rows`, in physical order.
   std::pair<Value*, Value*> PartitionRange(const Rows& rows);
-  // body(index) for the elements [begin, end) of `rows`, row by row.
+  // body(index) for the elements [begin, end) of `rows`, row by row;
+  // `independent`: each element's body touches memory no other one's writes
+  // (IrEmitter::ForIndependentIterations).
   absl::Status ForRows(const Rows& rows, Value* begin, Value* end,
-                       absl::FunctionRef<absl::Status(const IrIndex&)> body);
+                       absl::FunctionRef<absl::Status(const IrIndex&)> body,
+                       bool independent = false);
   // Whether element `index` of `rows` lies in [begin, end) (ownership).
   Value* Owned(const Rows& rows, const IrIndex& index, Value* begin, Value* end);
 
@@ -188,12 +201,18 @@ std::pair<Value*, Value*> KernelEmitter::PartitionRange(const Rows& rows) {
 }
 
 absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
-                                    absl::FunctionRef<absl::Status(const IrIndex&)> body) {
+                                    absl::FunctionRef<absl::Status(const IrIndex&)> body,
+                                    bool independent) {
   if (rows.elements() == 0) return absl::OkStatus();
+  auto loop = [&](Value* from, Value* to, absl::FunctionRef<absl::Status(Value*)> fn,
+                  const char* name) {
+    return independent ? e_.ForIndependentIterations(from, to, fn, name)
+                       : e_.ForLoop(from, to, fn, name);
+  };
   const int64_t inner = rows.inner;
   Value* first_row = b_.CreateUDiv(begin, I64(inner));
   Value* last_row = b_.CreateUDiv(b_.CreateAdd(end, I64(inner - 1)), I64(inner));
-  return e_.ForLoop(
+  return loop(
       first_row, last_row,
       [&](Value* row) -> absl::Status {
         IrIndex index(rows.shape.rank(), nullptr);
@@ -206,7 +225,7 @@ absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
         }
         if (rows.minor < 0) return body(index);
         if (rows.RowAligned()) {  // the whole row is in [begin, end)
-          return e_.ForLoop(
+          return loop(
               I64(0), I64(inner),
               [&](Value* j) -> absl::Status {
                 index[rows.minor] = j;
@@ -220,7 +239,7 @@ absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
                                     b_.CreateSub(begin, row_start), I64(0));
         Value* hi = b_.CreateSub(end, row_start);
         hi = b_.CreateSelect(b_.CreateICmpSLT(hi, I64(inner)), hi, I64(inner));
-        return e_.ForLoop(
+        return loop(
             lo, hi,
             [&](Value* j) -> absl::Status {
               index[rows.minor] = j;
@@ -229,6 +248,41 @@ absl::Status KernelEmitter::ForRows(const Rows& rows, Value* begin, Value* end,
             "inner.");
       },
       "row.");
+}
+
+void KernelEmitter::ScopeBufferAccesses() {
+  llvm::LLVMContext& ctx = e_.context();
+  const int64_t n = static_cast<int64_t>(buffer_shapes_.size());
+  absl::flat_hash_map<const Value*, int64_t> buffer_of;
+  for (int64_t i = 0; i < n; ++i) buffer_of[pointers_[i]] = i;
+  llvm::MDBuilder md(ctx);
+  llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("buffers");
+  std::vector<llvm::Metadata*> output_scopes;
+  for (int64_t k = num_inputs_; k < n; ++k) {
+    output_scopes.push_back(md.createAnonymousAliasScope(domain, absl::StrCat("output", k)));
+  }
+  llvm::MDNode* all_outputs = llvm::MDNode::get(ctx, output_scopes);
+  std::vector<bool> apart(n, false);  // an input no output may share
+  for (int64_t i = 0; i < num_inputs_; ++i) {
+    apart[i] = std::none_of(buffer_shapes_.begin() + num_inputs_, buffer_shapes_.end(),
+                            [&](const Shape& out) { return out == buffer_shapes_[i]; });
+  }
+  llvm::Function* function = b_.GetInsertBlock()->getParent();
+  for (llvm::BasicBlock& block : *function) {
+    for (llvm::Instruction& instr : block) {
+      Value* pointer = llvm::getLoadStorePointerOperand(&instr);
+      if (pointer == nullptr) continue;
+      auto it = buffer_of.find(llvm::getUnderlyingObject(pointer, 0));
+      if (it == buffer_of.end()) continue;
+      const int64_t i = it->second;
+      if (llvm::isa<llvm::StoreInst>(instr) && i >= num_inputs_) {
+        instr.setMetadata(llvm::LLVMContext::MD_alias_scope,
+                          llvm::MDNode::get(ctx, {output_scopes[i - num_inputs_]}));
+      } else if (llvm::isa<llvm::LoadInst>(instr) && i < num_inputs_ && apart[i]) {
+        instr.setMetadata(llvm::LLVMContext::MD_noalias, all_outputs);
+      }
+    }
+  }
 }
 
 Value* KernelEmitter::Owned(const Rows& rows, const IrIndex& index, Value* begin, Value* end) {
@@ -383,7 +437,9 @@ absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& r
     // Any index of the result's rank will do (a tuple root passes it to each
     // element): the ops ignore it and the inputs read flat_offset_.
     const IrIndex index(buffer_shapes_[num_inputs_].rank(), I64(0));
-    RETURN_IF_ERROR(e_.ForLoop(
+    // Element by element: an output shares a buffer only with an operand it
+    // reads at the same element (kernel.h), so iterations are independent.
+    RETURN_IF_ERROR(e_.ForIndependentIterations(
         begin, end,
         [&](Value* offset) -> absl::Status {
           flat_offset_ = offset;
@@ -401,21 +457,26 @@ absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& r
           return absl::OkStatus();
         },
         "flat."));
+    ScopeBufferAccesses();
     return rows.Partitions();
   }
-  RETURN_IF_ERROR(ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
-    ASSIGN_OR_RETURN(IrValues values, e_.Emit(root, index));
-    if (static_cast<int64_t>(values.size()) != outputs) {
-      return Internal("'", root.name(), "' yields ", values.size(), " values for ", outputs,
-                      " outputs");
-    }
-    for (int64_t k = 0; k < outputs; ++k) {
-      const Shape& shape = buffer_shapes_[num_inputs_ + k];
-      e_.Store(shape.element_type(), values[k], BufferPointer(num_inputs_ + k),
-               e_.PhysicalOffset(shape, index));
-    }
-    return absl::OkStatus();
-  }));
+  RETURN_IF_ERROR(ForRows(
+      rows, begin, end,
+      [&](const IrIndex& index) -> absl::Status {
+        ASSIGN_OR_RETURN(IrValues values, e_.Emit(root, index));
+        if (static_cast<int64_t>(values.size()) != outputs) {
+          return Internal("'", root.name(), "' yields ", values.size(), " values for ", outputs,
+                          " outputs");
+        }
+        for (int64_t k = 0; k < outputs; ++k) {
+          const Shape& shape = buffer_shapes_[num_inputs_ + k];
+          e_.Store(shape.element_type(), values[k], BufferPointer(num_inputs_ + k),
+                   e_.PhysicalOffset(shape, index));
+        }
+        return absl::OkStatus();
+      },
+      /*independent=*/true));
+  ScopeBufferAccesses();
   return rows.Partitions();
 }
 
