@@ -219,13 +219,9 @@ class BufferAssigner {
       a_->allocations_.push_back(std::move(allocation));
     }
     if (temps.empty()) return absl::OkStatus();
-    std::vector<HeapInterval> intervals;
-    intervals.reserve(temps.size());
-    for (const Plan& plan : temps) {
-      const LiveRange* range = live.buffer_live_range(*plan.buffer);
-      intervals.push_back(HeapInterval{plan.size, range->start, range->end});
-    }
-    a_->heap_ = PlaceIntervals(intervals, options_.alignment);
+    temps = PlaceInOutputs(std::move(temps));
+    if (temps.empty()) return absl::OkStatus();
+    a_->heap_ = PlaceIntervals(Intervals(temps), options_.alignment);
     BufferAllocation heap;
     heap.index_ = static_cast<int64_t>(a_->allocations_.size());
     heap.kind_ = AllocationKind::kTemp;
@@ -238,6 +234,79 @@ class BufferAssigner {
     a_->temp_allocation_ = heap.index_;
     a_->allocations_.push_back(std::move(heap));
     return absl::OkStatus();
+  }
+
+  std::vector<HeapInterval> Intervals(const std::vector<Plan>& plans) const {
+    std::vector<HeapInterval> intervals;
+    intervals.reserve(plans.size());
+    for (const Plan& plan : plans) {
+      const LiveRange* range = a_->live_range_->buffer_live_range(*plan.buffer);
+      intervals.push_back(HeapInterval{plan.size, range->start, range->end});
+    }
+    return intervals;
+  }
+
+  static bool IsArrayBuffer(const HloBuffer& buffer) {
+    return std::all_of(buffer.values().begin(), buffer.values().end(),
+                       [](const HloValue* v) { return v->shape().IsArray(); });
+  }
+
+  // As XLA does, a temp may live in an output's allocation while no output
+  // value is live there (before the output is made): those bytes are held
+  // anyway. Larger temps first, each into the smallest output allocation
+  // with room and time for it; arrays only (tuple tables stay apart). Kept
+  // only if the heap gets no larger; returns the temps left for the heap.
+  std::vector<Plan> PlaceInOutputs(std::vector<Plan> temps) {
+    const HloLiveRange& live = *a_->live_range_;
+    struct Host {
+      BufferAllocation* allocation;
+      std::vector<LiveRange> busy;
+    };
+    std::vector<Host> hosts;
+    for (BufferAllocation& allocation : a_->allocations_) {
+      if (allocation.kind_ != AllocationKind::kOutput || allocation.buffers_.size() != 1 ||
+          !IsArrayBuffer(*allocation.buffers_[0].first)) {
+        continue;
+      }
+      hosts.push_back({&allocation, {*live.buffer_live_range(*allocation.buffers_[0].first)}});
+    }
+    if (hosts.empty()) return temps;
+    std::sort(hosts.begin(), hosts.end(), [](const Host& a, const Host& b) {
+      return a.allocation->size_ < b.allocation->size_;
+    });
+    std::vector<size_t> order(temps.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return temps[a].size > temps[b].size; });
+    std::vector<int> host_of(temps.size(), -1);
+    for (size_t i : order) {
+      const Plan& plan = temps[i];
+      if (plan.size <= 0 || !IsArrayBuffer(*plan.buffer)) continue;
+      const LiveRange range = *live.buffer_live_range(*plan.buffer);
+      for (size_t h = 0; h < hosts.size(); ++h) {
+        if (hosts[h].allocation->size_ < plan.size) continue;
+        const bool free = std::none_of(
+            hosts[h].busy.begin(), hosts[h].busy.end(),
+            [&](const LiveRange& r) { return r.start <= range.end && range.start <= r.end; });
+        if (!free) continue;
+        hosts[h].busy.push_back(range);
+        host_of[i] = static_cast<int>(h);
+        break;
+      }
+    }
+    std::vector<Plan> rest;
+    for (size_t i = 0; i < temps.size(); ++i) {
+      if (host_of[i] < 0) rest.push_back(temps[i]);
+    }
+    if (rest.size() == temps.size()) return temps;
+    const int64_t alone = PlaceIntervals(Intervals(temps), options_.alignment).heap_size;
+    const int64_t shared =
+        rest.empty() ? 0 : PlaceIntervals(Intervals(rest), options_.alignment).heap_size;
+    if (shared > alone) return temps;
+    for (size_t i = 0; i < temps.size(); ++i) {
+      if (host_of[i] >= 0) hosts[host_of[i]].allocation->buffers_.push_back({temps[i].buffer, 0});
+    }
+    return rest;
   }
 
   const HloModule& module_;

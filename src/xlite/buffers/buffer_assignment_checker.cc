@@ -148,7 +148,10 @@ class Checker {
                       ", which is not a constant allocation");
     }
     const bool temp = !parameter && !constant && !live_out;
-    if (temp != (allocation.kind() == AllocationKind::kTemp)) {
+    // A temp may also use an output's allocation while no output is live
+    // there (the sweep below checks the times).
+    const bool temp_in_output = temp && allocation.kind() == AllocationKind::kOutput;
+    if (!temp_in_output && temp != (allocation.kind() == AllocationKind::kTemp)) {
       return Internal("buffer assignment: buffer ", Describe(buffer), " is ",
                       temp ? "temporary" : "not temporary", " but lies in ",
                       AllocationKindName(allocation.kind()), " allocation ", allocation.index());

@@ -10,7 +10,8 @@
 //     time per allocation, the live buffers ordered by offset);
 //   - entry parameter values lie in their parameter's allocation (number and
 //     index), outputs in maybe-live-out allocations, constants in constant
-//     allocations, temp buffers at aligned offsets in the temp heap;
+//     allocations, temp buffers at aligned offsets in the temp heap or in
+//     an output's allocation (the sweep checks the times);
 //   - the temp heap is no smaller than the schedule's lower bound for it.
 // It returns the lower bounds it computed: the largest number of bytes live
 // at one time, all buffers and temp buffers only (each rounded up to the

@@ -61,17 +61,64 @@ ENTRY e {
   b = f32[256] exponential(a)
   c = f32[256] negate(b)
   d = f32[256] exponential(c)
-  ROOT r = f32[256] sqrt(d)
+  ROOT r = f32[4] slice(d), slice={[0:4]}
 }
 )");
   ASSERT_TRUE(p.plan.ok()) << p.plan.status();
   const BufferAssignment& a = *p.plan->assignment;
   ASSERT_GE(a.temp_allocation(), 0);
-  // a..d: two live at a time (an operand and its user) of 1 KiB each.
+  // a..d: two live at a time (an operand and its user) of 1 KiB each (the
+  // 16-byte output holds none of them).
   EXPECT_EQ(a.allocations()[a.temp_allocation()].size(), 2048);
   EXPECT_EQ(p.Slice("a").offset, p.Slice("c").offset);
   EXPECT_NE(p.Slice("a").offset, p.Slice("b").offset);
   EXPECT_EQ(p.plan->check->temp_lower_bound_bytes, 2048);
+}
+
+TEST(BufferAssignment, TemporariesUseAnOutputsAllocationBeforeTheOutputIsMade) {
+  Planned p = Plan(R"(
+HloModule chain, is_scheduled=true
+
+ENTRY e {
+  x = f32[256] parameter(0)
+  a = f32[256] negate(x)
+  b = f32[256] exponential(a)
+  c = f32[256] negate(b)
+  d = f32[256] exponential(c)
+  ROOT r = f32[256] sqrt(d)
+}
+)");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.status();  // the checker agrees
+  const BufferAssignment& a = *p.plan->assignment;
+  // a and c live in r's allocation before r is written; b and d share the
+  // heap. Total 2 KiB where a heap apart from the output would need 3.
+  EXPECT_EQ(p.AllocationOf("r").kind(), AllocationKind::kOutput);
+  EXPECT_EQ(p.Slice("a").allocation, p.Slice("r").allocation);
+  EXPECT_EQ(p.Slice("c").allocation, p.Slice("r").allocation);
+  ASSERT_GE(a.temp_allocation(), 0);
+  EXPECT_EQ(p.Slice("b").allocation, a.temp_allocation());
+  EXPECT_EQ(a.allocations()[a.temp_allocation()].size(), 1024);
+  EXPECT_EQ(p.Slice("b").offset, p.Slice("d").offset);
+}
+
+TEST(BufferAssignment, NoTemporaryLivesInAnOutputWhileTheOutputIsLive) {
+  Planned p = Plan(R"(
+HloModule m, is_scheduled=true
+
+ENTRY e {
+  x = f32[256] parameter(0)
+  r = f32[256] negate(x)
+  a = f32[256] exponential(r)
+  b = f32[256] add(a, r)
+  ROOT t = (f32[256], f32[256]) tuple(r, b)
+}
+)");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.status();
+  // r is an output from its start, so a (live after it) cannot use its
+  // bytes; b is an output too and a is read by b.
+  const BufferAssignment& a = *p.plan->assignment;
+  ASSERT_GE(a.temp_allocation(), 0);
+  EXPECT_EQ(p.Slice("a").allocation, a.temp_allocation());
 }
 
 TEST(BufferAssignment, WhileStateConditionalResultsAndAsyncPairsAreColocated) {

@@ -163,7 +163,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     e->output_slots_.push_back(OutputSlot{index, s, slice.value_or(cpu::EmptySlice())});
   });
   if (!error.empty()) return absl::UnimplementedError(error);
-  // Output allocations that hold exactly one leaf, whole.
+  // Output allocations that hold exactly one leaf, whole (and, before it is
+  // made, any temps buffer assignment put there: the fresh output buffer is
+  // this run's own, free until the result is written).
   std::vector<int> leaves_in(allocations.size(), 0);
   for (const OutputSlot& o : e->output_slots_) {
     if (o.slice.allocation >= 0) ++leaves_in[o.slice.allocation];
@@ -172,7 +174,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
     if (o.slice.allocation < 0) continue;
     const BufferAllocation& a = allocations[o.slice.allocation];
     o.owns_allocation = a.kind() == AllocationKind::kOutput && leaves_in[a.index()] == 1 &&
-                        o.slice.offset == 0 && o.slice.size == a.size() && a.buffers().size() == 1;
+                        o.slice.offset == 0 && o.slice.size == a.size();
   }
   // Execute's arguments: one per parameter array, as the donation rules
   // number them.
