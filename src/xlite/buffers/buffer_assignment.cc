@@ -219,9 +219,8 @@ class BufferAssigner {
       a_->allocations_.push_back(std::move(allocation));
     }
     if (temps.empty()) return absl::OkStatus();
-    temps = PlaceInOutputs(std::move(temps));
+    temps = PlaceInOutputs(std::move(temps), &a_->heap_);
     if (temps.empty()) return absl::OkStatus();
-    a_->heap_ = PlaceIntervals(Intervals(temps), options_.alignment);
     BufferAllocation heap;
     heap.index_ = static_cast<int64_t>(a_->allocations_.size());
     heap.kind_ = AllocationKind::kTemp;
@@ -255,8 +254,9 @@ class BufferAssigner {
   // value is live there (before the output is made): those bytes are held
   // anyway. Larger temps first, each into the smallest output allocation
   // with room and time for it; arrays only (tuple tables stay apart). Kept
-  // only if the heap gets no larger; returns the temps left for the heap.
-  std::vector<Plan> PlaceInOutputs(std::vector<Plan> temps) {
+  // only if the heap gets no larger; returns the temps left for the heap,
+  // placed in `heap`.
+  std::vector<Plan> PlaceInOutputs(std::vector<Plan> temps, HeapPlacement* heap) {
     const HloLiveRange& live = *a_->live_range_;
     struct Host {
       BufferAllocation* allocation;
@@ -270,7 +270,11 @@ class BufferAssigner {
       }
       hosts.push_back({&allocation, {*live.buffer_live_range(*allocation.buffers_[0].first)}});
     }
-    if (hosts.empty()) return temps;
+    auto alone = [&]() {
+      *heap = PlaceIntervals(Intervals(temps), options_.alignment);
+      return std::move(temps);
+    };
+    if (hosts.empty()) return alone();
     std::sort(hosts.begin(), hosts.end(), [](const Host& a, const Host& b) {
       return a.allocation->size_ < b.allocation->size_;
     });
@@ -298,11 +302,15 @@ class BufferAssigner {
     for (size_t i = 0; i < temps.size(); ++i) {
       if (host_of[i] < 0) rest.push_back(temps[i]);
     }
-    if (rest.size() == temps.size()) return temps;
-    const int64_t alone = PlaceIntervals(Intervals(temps), options_.alignment).heap_size;
-    const int64_t shared =
-        rest.empty() ? 0 : PlaceIntervals(Intervals(rest), options_.alignment).heap_size;
-    if (shared > alone) return temps;
+    if (rest.size() == temps.size()) return alone();
+    HeapPlacement shared;
+    if (!rest.empty()) shared = PlaceIntervals(Intervals(rest), options_.alignment);
+    if (HeapPlacement all = PlaceIntervals(Intervals(temps), options_.alignment);
+        shared.heap_size > all.heap_size) {
+      *heap = std::move(all);
+      return temps;
+    }
+    *heap = std::move(shared);
     for (size_t i = 0; i < temps.size(); ++i) {
       if (host_of[i] >= 0) hosts[host_of[i]].allocation->buffers_.push_back({temps[i].buffer, 0});
     }

@@ -1,6 +1,10 @@
 #include "xlite/buffers/buffer_assignment.h"
 
+#include <string>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "xlite/buffers/buffers_test_util.h"
 #include "xlite/schedule/schedule_module.h"
@@ -51,8 +55,9 @@ ENTRY entry {
   EXPECT_FALSE(p.AllocationOf("p").maybe_live_out());
 }
 
-TEST(BufferAssignment, TemporariesShareBytesWhenTheirLifetimesDoNot) {
-  Planned p = Plan(R"(
+// A chain of 1 KiB temporaries a..d, then the result r = `root`.
+std::string Chain(absl::string_view root) {
+  return absl::StrCat(R"(
 HloModule chain, is_scheduled=true
 
 ENTRY e {
@@ -61,9 +66,12 @@ ENTRY e {
   b = f32[256] exponential(a)
   c = f32[256] negate(b)
   d = f32[256] exponential(c)
-  ROOT r = f32[4] slice(d), slice={[0:4]}
+  ROOT r = )",
+                      root, "\n}\n");
 }
-)");
+
+TEST(BufferAssignment, TemporariesShareBytesWhenTheirLifetimesDoNot) {
+  Planned p = Plan(Chain("f32[4] slice(d), slice={[0:4]}"));
   ASSERT_TRUE(p.plan.ok()) << p.plan.status();
   const BufferAssignment& a = *p.plan->assignment;
   ASSERT_GE(a.temp_allocation(), 0);
@@ -76,18 +84,7 @@ ENTRY e {
 }
 
 TEST(BufferAssignment, TemporariesUseAnOutputsAllocationBeforeTheOutputIsMade) {
-  Planned p = Plan(R"(
-HloModule chain, is_scheduled=true
-
-ENTRY e {
-  x = f32[256] parameter(0)
-  a = f32[256] negate(x)
-  b = f32[256] exponential(a)
-  c = f32[256] negate(b)
-  d = f32[256] exponential(c)
-  ROOT r = f32[256] sqrt(d)
-}
-)");
+  Planned p = Plan(Chain("f32[256] sqrt(d)"));
   ASSERT_TRUE(p.plan.ok()) << p.plan.status();  // the checker agrees
   const BufferAssignment& a = *p.plan->assignment;
   // a and c live in r's allocation before r is written; b and d share the

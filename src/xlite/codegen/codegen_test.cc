@@ -1094,8 +1094,9 @@ TEST(CodegenLoops, LoopFusionUpdatesItsOperandInPlaceStillVectorized) {
   // c1 = c0 * f + g and h = c1 * s (s broadcast per row), c1 written over
   // c0 as copy insertion allows a scan's state: every element is read before
   // it is written, the loop is vectorized without run-time overlap checks
-  // (which would fail here and run scalar code), and the row's broadcast
-  // value is read outside the row loop.
+  // (which would fail here and run scalar code), and the loads of the row's
+  // broadcast value carry !noalias against the outputs (so LLVM may read it
+  // once per row).
   const std::string dir = ::testing::TempDir() + "/codegen_in_place";
   JitOptions options;
   options.dump_to = dir;
@@ -1122,8 +1123,8 @@ ENTRY e {
   ROOT r = (f32[8,256], f32[8,256]) fusion(c0, f, g, s), kind=kLoop, calls=fused
 })");
   ASSERT_TRUE(module.ok()) << module.status();
-  auto kernels = (*jit)->Compile(
-      {KernelSpec{(*module)->entry_computation()->root_instruction()}}, "module_0001.in_place");
+  auto kernels = (*jit)->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}},
+                                 "module_0001.in_place");
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   std::vector<float> c(8 * 256), f(8 * 256), g(8 * 256), h(8 * 256), s(8);
   for (int k = 0; k < 8 * 256; ++k) {
@@ -1144,6 +1145,7 @@ ENTRY e {
   EXPECT_NE(after.find("<16 x float>"), std::string::npos) << after;
   EXPECT_EQ(after.find("memcheck"), std::string::npos) << after;
   EXPECT_NE(after.find("llvm.loop.parallel_accesses"), std::string::npos) << after;
+  EXPECT_NE(after.find("!noalias"), std::string::npos) << after;
 }
 
 TEST(CodegenJit, DumpsIrBeforeAndAfterOptimization) {

@@ -179,11 +179,16 @@ class ComputationFusion {
         // A value stored anyway is read where recomputing it would read more
         // than it (several arrays): duplicating it then only costs, and
         // would split the expensive producers below it between fusions.
-        for (int g : reading_groups) read_plainly |= !CanJoin(groups_[g], instr);
-        if (!read_plainly || RecomputingReadsNoMore(*instr)) {
-          for (int g : reading_groups) {
-            if (CanJoin(groups_[g], instr)) Join(g, instr);
+        std::vector<int> joinable;
+        for (int g : reading_groups) {
+          if (CanJoin(groups_[g], instr)) {
+            joinable.push_back(g);
+          } else {
+            read_plainly = true;
           }
+        }
+        if (!read_plainly || RecomputingReadsNoMore(*instr)) {
+          for (int g : joinable) Join(g, instr);
         }
       } else if (!read_plainly && reading_groups.size() == 1 &&
                  CanJoin(groups_[reading_groups[0]], instr)) {
