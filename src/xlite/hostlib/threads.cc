@@ -1,5 +1,7 @@
 #include "xlite/hostlib/threads.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <new>
@@ -26,6 +28,24 @@ int DefaultThreads() {
   static const int threads = omp_get_max_threads();
   return threads;
 }
+
+// OpenBLAS (Debian's BLAS and LAPACK) starts a thread per core when it loads,
+// and those threads spin on sched_yield for a while after it starts and after
+// each threaded call: on a 2-core host one of them takes a core from the
+// runtime's pool (sgemm_512 at 2 threads just after start-up: 0.69 -> 1.37
+// ms). hostlib's BLAS and LAPACK calls are small or split by the runtime
+// itself, so OpenBLAS runs on its caller alone and its threads are shut down,
+// once, at load. Looked up at run time: other providers (the reference
+// LAPACK) have neither function.
+const bool kBlasOnCallerOnly = [] {
+  if (auto set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    set(1);
+  }
+  if (auto shutdown = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) {
+    shutdown();
+  }
+  return true;
+}();
 
 }  // namespace
 

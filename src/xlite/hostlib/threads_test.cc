@@ -1,5 +1,7 @@
 #include "xlite/hostlib/threads.h"
 
+#include <dlfcn.h>
+
 #include <thread>
 
 extern "C" int omp_get_max_threads(void);  // libgomp, oneDNN's OpenMP runtime
@@ -8,6 +10,14 @@ extern "C" int omp_get_max_threads(void);  // libgomp, oneDNN's OpenMP runtime
 
 namespace xlite::hostlib {
 namespace {
+
+// OpenBLAS's own threads would spin beside the runtime's: it runs on the
+// calling thread alone once hostlib is loaded.
+TEST(HostThreads, OpenBlasRunsOnItsCallerAlone) {
+  auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (get == nullptr) GTEST_SKIP() << "the BLAS in this process is not OpenBLAS";
+  EXPECT_EQ(get(), 1);
+}
 
 TEST(HostThreads, BudgetReachesEveryCallingThreadsOpenMpTeam) {
   const int default_threads = HostThreads();
