@@ -58,6 +58,27 @@ bool IsFusibleProducer(const HloInstruction& instr) {
   }
 }
 
+// A reduction over its operand's minor-most dimension (a row reduction: each
+// result element folds a contiguous run), the one reduce a loop kernel folds
+// as fast where it is read as at its own root. One fusion that reads each
+// result element once then folds it there (a mean's divide, a norm's rsqrt
+// and convert in the reduce's kernel, as XLA's reduction epilogue fusion):
+// one kernel less to compile and run, no intermediate buffer. Column
+// reductions keep a kernel of their own (their vector path needs the root).
+bool IsFusibleRowReduce(const HloInstruction& instr) {
+  if (instr.opcode() != HloOpcode::kReduce || !Movable(instr) || instr.operand_count() != 2 ||
+      !instr.attrs().dimensions) {
+    return false;
+  }
+  const Shape& input = instr.operand(0)->shape();
+  if (!input.IsArray() || input.rank() == 0) return false;
+  const int64_t minor = input.has_layout() && !input.layout().minor_to_major.empty()
+                            ? input.layout().minor_to_major[0]
+                            : input.rank() - 1;
+  return std::find(instr.attrs().dimensions->begin(), instr.attrs().dimensions->end(), minor) !=
+         instr.attrs().dimensions->end();
+}
+
 bool IsFusibleConsumer(const HloInstruction& instr) {
   if (instr.opcode() == HloOpcode::kConstant) return false;  // nothing to fuse into it
   return IsFusibleProducer(instr) || (instr.opcode() == HloOpcode::kReduce && Movable(instr));
@@ -139,6 +160,15 @@ class ComputationFusion {
     return false;
   }
 
+  // True if `group`, were `instr` to join it, would read some element of it
+  // more than once (an expensive value is computed once per read).
+  bool ReadsElementsTwice(Group& group, const HloInstruction* instr) const {
+    group.member_set.insert(instr);  // to ask about its users inside
+    const bool reused = ReusedInside(group, instr);
+    group.member_set.erase(instr);
+    return reused;
+  }
+
   void Join(int g, HloInstruction* producer) {
     Group& group = groups_[g];
     group.members.push_back(producer);
@@ -192,11 +222,7 @@ class ComputationFusion {
         }
       } else if (!read_plainly && reading_groups.size() == 1 &&
                  CanJoin(groups_[reading_groups[0]], instr)) {
-        Group& group = groups_[reading_groups[0]];
-        group.member_set.insert(instr);  // to ask about its users inside
-        const bool reused = ReusedInside(group, instr);
-        group.member_set.erase(instr);
-        if (!reused) {
+        if (!ReadsElementsTwice(groups_[reading_groups[0]], instr)) {
           Join(reading_groups[0], instr);
         } else {
           read_plainly = true;
@@ -204,6 +230,10 @@ class ComputationFusion {
       } else {
         read_plainly = true;
       }
+    } else if (IsFusibleRowReduce(*instr) && !read_plainly && reading_groups.size() == 1 &&
+               CanJoin(groups_[reading_groups[0]], instr) &&
+               !ReadsElementsTwice(groups_[reading_groups[0]], instr)) {
+      Join(reading_groups[0], instr);
     } else {
       read_plainly |= !reading_groups.empty();
     }

@@ -9,12 +9,14 @@
 // reads it when it is cheap to recompute (duplication, as XLA allows); an
 // expensive one (divide, power, transcendentals) only when a single fusion
 // holds all its users and none of them reads an element twice (a broadcast of
-// it). Not fused: tuple-shaped values, instructions with control edges,
-// in-place updates (dynamic-update-slice, scatter), library calls, control
-// flow; only computations that run as sequences (entry, loop bodies and
-// conditions, branches, calls). A fusion holds at most kMaxFusionSize
-// instructions and kMaxFusionOperands operands. Modules that arrive scheduled
-// keep their fusions (the compiler does not run this pass on them).
+// it). A row reduction (over its operand's minor-most dimension) joins a
+// fusion on the same terms: its epilogue runs in its kernel. Not fused:
+// tuple-shaped values, instructions with control edges, in-place updates
+// (dynamic-update-slice, scatter), library calls, control flow; only
+// computations that run as sequences (entry, loop bodies and conditions,
+// branches, calls). A fusion holds at most kMaxFusionSize instructions and
+// kMaxFusionOperands operands. Modules that arrive scheduled keep their
+// fusions (the compiler does not run this pass on them).
 #ifndef XLITE_CPU_FUSION_H_
 #define XLITE_CPU_FUSION_H_
 

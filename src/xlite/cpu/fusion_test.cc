@@ -161,6 +161,45 @@ ENTRY e {
   testing::ExpectAgreesWithInterpreter(text);
 }
 
+// A mean: the divide (and the bf16 convert) run in the reduction's kernel.
+// A column reduction, and a row reduction whose value a broadcast reads (each
+// element many times), keep kernels of their own.
+TEST(LoopFusion, RowReductionsJoinTheirEpilogue) {
+  const std::string text = R"(
+HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = bf16[64,256] parameter(0)
+  f = f32[64,256] convert(x)
+  z = f32[] constant(0)
+  rows = f32[64] reduce(f, z), dimensions={1}, to_apply=sum
+  n = f32[] constant(256)
+  bn = f32[64] broadcast(n), dimensions={}
+  mean = f32[64] divide(rows, bn)
+  out = bf16[64] convert(mean)
+  cols = f32[256] reduce(f, z), dimensions={0}, to_apply=sum
+  m = f32[] constant(64)
+  bm = f32[256] broadcast(m), dimensions={}
+  col_mean = f32[256] divide(cols, bm)
+  sq = f32[64,256] multiply(f, f)
+  sumsq = f32[64] reduce(sq, z), dimensions={1}, to_apply=sum
+  centered = f32[64,256] broadcast(sumsq), dimensions={0}
+  scaled = f32[64,256] multiply(centered, f)
+  ROOT t = (bf16[64], f32[256], f32[64,256]) tuple(out, col_mean, scaled)
+})";
+  const std::string out = Fuse(text);
+  // The mean with its reduce; the column reduce; its divide; sumsq; scaled.
+  EXPECT_EQ(Occurrences(out, " fusion("), 5) << out;
+  EXPECT_NE(out.find("ROOT out = bf16[64]{0} convert(mean)"), std::string::npos) << out;
+  EXPECT_NE(out.find("ROOT cols = f32[256]{0} reduce("), std::string::npos) << out;
+  EXPECT_NE(out.find("ROOT sumsq = f32[64]{0} reduce("), std::string::npos) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
 TEST(LoopFusion, FusesInsideLoopsNotAcrossLibraryCallsOrInPlaceUpdates) {
   const std::string text = R"(
 HloModule m
