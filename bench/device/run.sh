@@ -1,0 +1,45 @@
+#!/bin/bash
+# Side by side on the device machine (see bench/RESULTS.md): XLA:CPU through jaxlib and xlite
+# on the same modules, each pinned to cores 0 and 1, rounds alternating; then the peers'
+# micro workloads (xlite's e2e_bench, oneDNN's dnnl_sgemm, the hand-written limits).
+# Run there as:  bash .dev/run.sh [ROUNDS]  with .dev/pack.tar.xz and .dev/run.sh carried.
+# Writes to $OUT: env.txt, xla.tsv, xlite.tsv, peers.tsv, err.txt (peers' line format,
+# rounds as a first column).
+rounds=${1:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p /tmp/w && tar xJf "$here/pack.tar.xz" -C /tmp/w || { echo "untar failed"; exit 1; }
+cd /tmp/w
+export LD_LIBRARY_PATH=$PWD/lib XLITE_CORPUS=$PWD/corpus JAX_PLATFORMS=cpu
+pin="taskset -c 0,1"
+{ date; lscpu; ldd bin/cpu_bench | grep "not found"; python3 -c "import jax; print('jax', jax.__version__)"; } > "$OUT/env.txt" 2>&1
+echo "# limits before" > "$OUT/peers.tsv"
+$pin timeout 60 ./bin/limits --threads 2 >> "$OUT/peers.tsv" 2>> "$OUT/err.txt"
+# XLA:CPU, restarted past a module that brings jaxlib down (linalg_solve's LAPACK custom
+# calls, unregistered when the HLO does not come through jax.jit, segfault it).
+xla_round() {
+  local r=$1 start=0 out last rc
+  while :; do
+    out=$(mktemp)
+    $pin timeout 300 python3 xla_cpu.py corpus 1.0 "" $start > "$out" 2>> "$OUT/err.txt"; rc=$?
+    sed "s/^/r$r\t/" "$out" >> "$OUT/xla.tsv"
+    last=$(grep -o "^# start [0-9]*" "$out" | tail -1 | awk '{print $3}')
+    if [ $rc -eq 0 ] || [ -z "$last" ]; then break; fi
+    echo -e "r$r\t# crashed at $last rc=$rc" >> "$OUT/xla.tsv"
+    start=$((last + 1))
+  done
+}
+for r in $(seq "$rounds"); do
+  echo "== round $r $(date +%T)" >> "$OUT/err.txt"
+  xla_round "$r"
+  $pin timeout 200 ./bin/cpu_bench --threads=2 --interpreter_cap_s=0 --run_budget_s=0.5 \
+    --benchmark_filter='BM_Run/.*xlite-cpu|BM_Compile' 2>&1 |
+    grep -P "\txlite-(cpu|compile)|^# (refused|skipped)" | sed "s/^/r$r\t/" >> "$OUT/xlite.tsv"
+done
+echo "== peers $(date +%T)" >> "$OUT/err.txt"
+$pin timeout 120 ./bin/e2e_bench --threads=1,2 >> "$OUT/peers.tsv" 2>> "$OUT/err.txt"
+for t in 1 2; do
+  $pin timeout 60 ./bin/gemm_peers --lib dnnl --threads $t >> "$OUT/peers.tsv" 2>> "$OUT/err.txt"
+done
+echo "# limits after" >> "$OUT/peers.tsv"
+$pin timeout 60 ./bin/limits --threads 2 >> "$OUT/peers.tsv" 2>> "$OUT/err.txt"
+echo "== done $(date +%T)" >> "$OUT/err.txt"
