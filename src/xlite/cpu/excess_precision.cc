@@ -78,6 +78,9 @@ class WidenComputation {
       names_.Release(wide->name());
       wide->set_name(name);
     }
+    // The wide ops were appended: put them before their readers again (a
+    // scheduled module prints each computation in its stored order).
+    computation_.SetInstructionOrder(computation_.MakeInstructionPostOrder());
     return true;
   }
 

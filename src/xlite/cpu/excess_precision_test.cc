@@ -55,6 +55,40 @@ absl::StatusOr<Literal> CompileAndRun(const std::string& text, bool excess_preci
   return e->ExecuteLiterals({x});
 }
 
+// The widened ops come after what reads them in the instruction list unless
+// the list is put back in post order: the printed module would then use names
+// before defining them (a layer norm's f32 reduce of a bf16 square), which
+// XLA's parser rejects.
+TEST(ExcessPrecision, LeavesTheFusedComputationInPostOrder) {
+  // Scheduled, as the compiler's module is when the pass runs: the printer
+  // then keeps each computation's instruction order.
+  const std::string out = pass_test::RunPass<ExcessPrecision>(R"(
+HloModule m, is_scheduled=true
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+f {
+  x = bf16[8,16] parameter(0)
+  sq = bf16[8,16] multiply(x, x)
+  wide = f32[8,16] convert(sq)
+  z = f32[] constant(0)
+  ROOT r = f32[8] reduce(wide, z), dimensions={1}, to_apply=sum
+}
+ENTRY e {
+  x = bf16[8,16] parameter(0)
+  ROOT r = f32[8] fusion(x), kind=kLoop, calls=f
+})",
+                                                              nullptr, /*then_dce=*/false,
+                                                              PrintOptions::Short());
+  const size_t square = out.find("sq = f32[8,16]{1,0} multiply(");
+  const size_t reduce = out.find("ROOT r = f32[8]{0} reduce(sq, z)");
+  ASSERT_NE(square, std::string::npos) << out;
+  ASSERT_NE(reduce, std::string::npos) << out;
+  EXPECT_LT(square, reduce) << out;
+}
+
 TEST(ExcessPrecision, TheFlagDecidesBetweenOneRoundingAndTheInterpretersRounding) {
   // The same program unfused: the fusion pass makes the fusion.
   const std::string text = R"(
