@@ -62,7 +62,8 @@ absl::StatusOr<Literal> CompileAndRun(const std::string& text, bool excess_preci
 TEST(ExcessPrecision, LeavesTheFusedComputationInPostOrder) {
   // Scheduled, as the compiler's module is when the pass runs: the printer
   // then keeps each computation's instruction order.
-  const std::string out = pass_test::RunPass<ExcessPrecision>(R"(
+  const std::string out =
+      pass_test::RunPass<ExcessPrecision>(R"(
 HloModule m, is_scheduled=true
 sum {
   a = f32[] parameter(0)
@@ -80,8 +81,7 @@ ENTRY e {
   x = bf16[8,16] parameter(0)
   ROOT r = f32[8] fusion(x), kind=kLoop, calls=f
 })",
-                                                              nullptr, /*then_dce=*/false,
-                                                              PrintOptions::Short());
+                                          nullptr, /*then_dce=*/false, PrintOptions::Short());
   const size_t square = out.find("sq = f32[8,16]{1,0} multiply(");
   const size_t reduce = out.find("ROOT r = f32[8]{0} reduce(sq, z)");
   ASSERT_NE(square, std::string::npos) << out;
