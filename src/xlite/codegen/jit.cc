@@ -38,6 +38,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "xlite/codegen/ir_emitter.h"
 #include "xlite/codegen/runtime_symbols.h"
+#include "xlite/support/host_cpus.h"
 #include "xlite/support/status.h"
 
 namespace xlite::codegen {
@@ -365,9 +366,7 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
   }
   const std::string module_name = absl::StrCat("xlite_", SanitizedName(dump_name), "_", modules);
   const bool dump = !options.dump_to.empty();
-  int threads = options.compile_threads > 0
-                    ? options.compile_threads
-                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = options.compile_threads > 0 ? options.compile_threads : UsableCpuCount();
   threads = static_cast<int>(std::min<size_t>(threads, specs.size()));
   std::vector<CompiledKernel> kernels;
 

@@ -27,7 +27,7 @@ struct JitOptions {
   // XLA:CPU does. Empty: no dump.
   std::string dump_to;
   // Threads that compile independent kernels at once (each its own LLVM
-  // module); 0: one per core. Dumps and whole-loop kernels compile as one
+  // module); 0: one per core this process may run on. Dumps and whole-loop kernels compile as one
   // module on the calling thread.
   int compile_threads = 0;
 };

@@ -1,7 +1,5 @@
 #include "xlite/runtime/client.h"
 
-#include <sched.h>
-
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -9,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "xlite/hostlib/threads.h"
+#include "xlite/support/host_cpus.h"
 
 namespace xlite::runtime {
 
@@ -54,13 +53,7 @@ class Client::DeviceThread {
   std::thread thread_;                       // last: starts after the rest
 };
 
-int DefaultCpuThreads() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  const int count = CPU_COUNT(&set);
-  return count > 0 ? count : 1;
-}
+int DefaultCpuThreads() { return UsableCpuCount(); }
 
 ClientOptions ClientOptionsFrom(const DebugOptions& debug) {
   return ClientOptions{
