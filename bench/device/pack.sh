@@ -1,12 +1,12 @@
 #!/bin/bash
 # Packs what bench/device/run.sh needs on the device machine into .dev/pack.tar.xz
 # (git-ignored through .git/info/exclude; the device tool carries it):
-#   bin/     cpu_bench, e2e_bench (stripped), the peers' limits and gemm_peers
+#   bin/     cpu_bench, e2e_bench, xlite (stripped), the peers' limits and gemm_peers
 #   lib/     every shared library they load but glibc's; libz3 and libicudata are
 #            replaced by empty stand-ins (LLVM never calls Z3, libxml2 never needs ICU's
 #            data here, and together they are 15 MB of the 64 MiB a call may carry)
 #   corpus/  the JAX programs and XLA's CPU benchmark modules (what cpu_bench runs)
-#   xla_cpu.py
+#   xla_cpu.py, xla_parse.py
 # Usage: bench/device/pack.sh [BUILD_DIR]   (after `ninja -C build cpu_bench e2e_bench`)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,7 +17,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,lib,corpus/jax,corpus/xla/hlo_file} "$root/.dev"
 grep -qx '/.dev/' "$root/.git/info/exclude" 2>/dev/null || echo '/.dev/' >> "$root/.git/info/exclude"
-cp "$build/bin/cpu_bench" "$build/bin/e2e_bench" "$stage/bin/"
+cp "$build/bin/cpu_bench" "$build/bin/e2e_bench" "$build/bin/xlite" "$stage/bin/"
 strip "$stage"/bin/*
 # The peers, built for the device's CPU (Emerald Rapids runs -march=sapphirerapids code), not
 # for this host's.
@@ -42,7 +42,7 @@ for f in "$corpus"/xla/hlo_file/xla__backends__cpu__benchmarks__hlo__*.hlo; do
   case $f in *gemma* | *xnn.*) continue ;; esac  # multi-GB arguments; already optimized
   cp "$f" "$stage/corpus/xla/hlo_file/"
 done
-cp "$root/bench/device/xla_cpu.py" "$stage/"
-(cd "$stage" && tar cf - bin lib corpus xla_cpu.py | xz -T0 -9 > "$root/.dev/pack.tar.xz")
+cp "$root/bench/device/xla_cpu.py" "$root/bench/device/xla_parse.py" "$stage/"
+(cd "$stage" && tar cf - bin lib corpus xla_cpu.py xla_parse.py | xz -T0 -9 > "$root/.dev/pack.tar.xz")
 cp "$root/bench/device/run.sh" "$root/.dev/run.sh"
 ls -la "$root/.dev/pack.tar.xz"

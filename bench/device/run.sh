@@ -3,8 +3,8 @@
 # on the same modules, each pinned to cores 0 and 1, rounds alternating; then the peers'
 # micro workloads (xlite's e2e_bench, oneDNN's dnnl_sgemm, the hand-written limits).
 # Run there as:  bash .dev/run.sh [ROUNDS]  with .dev/pack.tar.xz and .dev/run.sh carried.
-# Writes to $OUT: env.txt, xla.tsv, xlite.tsv, peers.tsv, err.txt (peers' line format,
-# rounds as a first column).
+# Writes to $OUT: env.txt, xla.tsv, xlite.tsv, peers.tsv (peers' line format, rounds as a
+# first column), parse.tsv (XLA's parser on xlite's optimized modules), err.txt.
 rounds=${1:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p /tmp/w && tar xJf "$here/pack.tar.xz" -C /tmp/w || { echo "untar failed"; exit 1; }
@@ -35,6 +35,13 @@ for r in $(seq "$rounds"); do
     --benchmark_filter='BM_Run/.*xlite-cpu|BM_Compile' 2>&1 |
     grep -P "\txlite-(cpu|compile)|^# (refused|skipped)" | sed "s/^/r$r\t/" >> "$OUT/xlite.tsv"
 done
+# XLA's parser on xlite's optimized modules (its cpu_after_optimizations text).
+mkdir -p printed
+for f in corpus/jax/*/before_optimizations.txt corpus/xla/hlo_file/*.hlo; do
+  name=$(basename "$(dirname "$f")"); case $f in *.hlo) name=$(basename "$f" .hlo) ;; esac
+  ./bin/xlite opt --pipeline=cpu "$f" > "printed/$name.txt" 2>> "$OUT/err.txt"
+done
+timeout 120 python3 xla_parse.py printed/*.txt > "$OUT/parse.tsv" 2>> "$OUT/err.txt"
 echo "== peers $(date +%T)" >> "$OUT/err.txt"
 $pin timeout 120 ./bin/e2e_bench --threads=1,2 >> "$OUT/peers.tsv" 2>> "$OUT/err.txt"
 for t in 1 2; do
