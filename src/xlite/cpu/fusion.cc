@@ -65,6 +65,7 @@ bool IsFusibleProducer(const HloInstruction& instr) {
 // and convert in the reduce's kernel, as XLA's reduction epilogue fusion):
 // one kernel less to compile and run, no intermediate buffer. Column
 // reductions keep a kernel of their own (their vector path needs the root).
+// Which readers may take it: ReadsElementForElement.
 bool IsFusibleRowReduce(const HloInstruction& instr) {
   if (instr.opcode() != HloOpcode::kReduce || !Movable(instr) || instr.operand_count() != 2 ||
       !instr.attrs().dimensions) {
@@ -160,13 +161,26 @@ class ComputationFusion {
     return false;
   }
 
-  // True if `group`, were `instr` to join it, would read some element of it
-  // more than once (an expensive value is computed once per read).
-  bool ReadsElementsTwice(Group& group, const HloInstruction* instr) const {
-    group.member_set.insert(instr);  // to ask about its users inside
-    const bool reused = ReusedInside(group, instr);
-    group.member_set.erase(instr);
-    return reused;
+  // True if every member of `group` that reads `instr` (directly or through
+  // other members) computes its element at index i from `instr`'s element i
+  // alone: elementwise ops of its element count, and reshapes and bitcasts.
+  // A reduce joining such a group folds each result element once, and the
+  // group's root has its elements to partition the kernel by; a broadcast,
+  // a clamp or dynamic-slice reading it as a scalar, slices, or another
+  // reduce would fold it again per element read, or serially.
+  bool ReadsElementForElement(const Group& group, const HloInstruction* instr,
+                              int depth = 0) const {
+    if (depth > LoopFusion::kMaxFusionSize) return false;
+    const int64_t count = instr->shape().ElementCount();
+    for (const HloInstruction* user : instr->users()) {
+      if (!group.member_set.contains(user)) continue;
+      const bool same_elements =
+          user->shape().IsArray() && user->shape().ElementCount() == count &&
+          ((HloOpcodeTraits(user->opcode()) & kElementwise) ||
+           user->opcode() == HloOpcode::kReshape || user->opcode() == HloOpcode::kBitcast);
+      if (!same_elements || !ReadsElementForElement(group, user, depth + 1)) return false;
+    }
+    return true;
   }
 
   void Join(int g, HloInstruction* producer) {
@@ -222,7 +236,7 @@ class ComputationFusion {
         }
       } else if (!read_plainly && reading_groups.size() == 1 &&
                  CanJoin(groups_[reading_groups[0]], instr)) {
-        if (!ReadsElementsTwice(groups_[reading_groups[0]], instr)) {
+        if (!ReusedInside(groups_[reading_groups[0]], instr)) {
           Join(reading_groups[0], instr);
         } else {
           read_plainly = true;
@@ -232,7 +246,7 @@ class ComputationFusion {
       }
     } else if (IsFusibleRowReduce(*instr) && !read_plainly && reading_groups.size() == 1 &&
                CanJoin(groups_[reading_groups[0]], instr) &&
-               !ReadsElementsTwice(groups_[reading_groups[0]], instr)) {
+               ReadsElementForElement(groups_[reading_groups[0]], instr)) {
       Join(reading_groups[0], instr);
     } else {
       read_plainly |= !reading_groups.empty();

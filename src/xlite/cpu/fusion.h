@@ -9,8 +9,9 @@
 // reads it when it is cheap to recompute (duplication, as XLA allows); an
 // expensive one (divide, power, transcendentals) only when a single fusion
 // holds all its users and none of them reads an element twice (a broadcast of
-// it). A row reduction (over its operand's minor-most dimension) joins a
-// fusion on the same terms: its epilogue runs in its kernel. Not fused:
+// it). A row reduction (over its operand's minor-most dimension) joins the
+// one fusion that reads it element for element (elementwise ops, reshapes):
+// its epilogue runs in its kernel. Not fused:
 // tuple-shaped values, instructions with control edges, in-place updates
 // (dynamic-update-slice, scatter), library calls, control flow; only
 // computations that run as sequences (entry, loop bodies and conditions,

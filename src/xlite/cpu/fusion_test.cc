@@ -200,6 +200,44 @@ ENTRY e {
   testing::ExpectAgreesWithInterpreter(text);
 }
 
+// A row reduction stays out of readers that would fold it again per element
+// they read (a clamp reading it as a scalar bound, two overlapping slices) or
+// fold it on one thread (a reduce of it: the kernel is partitioned by the
+// root's elements).
+TEST(LoopFusion, RowReductionsStayOutOfReadersThatReadThemTwiceOrSerially) {
+  const std::string text = R"(
+HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  z = f32[] constant(0)
+  all = f32[] reduce(x, z), dimensions={0,1}, to_apply=sum
+  y = f32[512] parameter(1)
+  zb = f32[512] broadcast(z), dimensions={}
+  ab = f32[512] broadcast(all), dimensions={}
+  clamped = f32[512] clamp(zb, y, ab)
+  rows = f32[64] reduce(x, z), dimensions={1}, to_apply=sum
+  total = f32[] reduce(rows, z), dimensions={0}, to_apply=sum
+  rows2 = f32[64] reduce(x, z), dimensions={1}, to_apply=sum
+  hi = f32[63] slice(rows2), slice={[1:64]}
+  lo = f32[63] slice(rows2), slice={[0:63]}
+  diff = f32[63] subtract(hi, lo)
+  ROOT t = (f32[512], f32[], f32[63]) tuple(clamped, total, diff)
+})";
+  const std::string out = Fuse(text);
+  // Each reduce keeps its own fusion: all, rows, rows2 besides clamped,
+  // total and diff.
+  EXPECT_EQ(Occurrences(out, " fusion("), 6) << out;
+  EXPECT_NE(out.find("ROOT all = f32[] reduce("), std::string::npos) << out;
+  EXPECT_NE(out.find("ROOT rows = f32[64]{0} reduce("), std::string::npos) << out;
+  EXPECT_NE(out.find("ROOT rows2 = f32[64]{0} reduce("), std::string::npos) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
 TEST(LoopFusion, FusesInsideLoopsNotAcrossLibraryCallsOrInPlaceUpdates) {
   const std::string text = R"(
 HloModule m
