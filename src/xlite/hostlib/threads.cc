@@ -31,19 +31,22 @@ int DefaultThreads() {
 
 // OpenBLAS (Debian's BLAS and LAPACK) starts a thread per core when it loads,
 // and those threads spin on sched_yield for a while after it starts and after
-// each threaded call: on a 2-core host one of them takes a core from the
-// runtime's pool (sgemm_512 at 2 threads just after start-up: 0.69 -> 1.37
-// ms). hostlib's BLAS and LAPACK calls are small or split by the runtime
-// itself, so OpenBLAS runs on its caller alone and its threads are shut down,
-// once, at load. Looked up at run time: other providers (the reference
-// LAPACK) have neither function.
+// each threaded call: on a 2-core host one of them took a core from the
+// runtime's pool (sgemm_512 at 2 threads just after start-up ran 1.37 ms
+// instead of 0.69). hostlib's BLAS and LAPACK calls are small or split by the
+// runtime itself, so OpenBLAS runs on its caller alone and its threads are
+// shut down, once, at load. Only its pthreads build (openblas_get_parallel()
+// == 1): the OpenMP one would set this thread's OpenMP team, oneDNN's, to 1.
+// Looked up at run time: other providers (the reference LAPACK) have none of
+// these functions. In a process that embeds xlite this applies to every
+// OpenBLAS caller of the process.
 const bool kBlasOnCallerOnly = [] {
-  if (auto set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
-    set(1);
-  }
-  if (auto shutdown = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) {
-    shutdown();
-  }
+  auto parallel = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  auto set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  auto shutdown = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
+  if (parallel == nullptr || parallel() != 1 || set == nullptr) return false;
+  set(1);
+  if (shutdown != nullptr) shutdown();
   return true;
 }();
 
