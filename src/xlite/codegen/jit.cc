@@ -276,7 +276,10 @@ absl::StatusOr<std::string> Jit::Impl::IrKey(const KernelSpec& spec, llvm::LLVMC
                    Emit({spec}, {kName}, kName, context, emitted));
   kernel = std::move(emitted.at(0));
   // The module's bitcode: the same for the same IR, and written several
-  // times faster than its text.
+  // times faster than its text. It also lists the context's metadata kinds,
+  // operand-bundle tags and sync scopes, fixed while the emitters register
+  // none of their own (a registered one would only stop sharing, never make
+  // two different kernels match).
   llvm::SmallVector<char, 0> bitcode;
   llvm::raw_svector_ostream out(bitcode);
   llvm::WriteBitcodeToFile(*module, out);
