@@ -16,7 +16,9 @@ peers=$root/../shared/bench/peers/cpp
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,lib,corpus/jax,corpus/xla/hlo_file} "$root/.dev"
-grep -qx '/.dev/' "$root/.git/info/exclude" 2>/dev/null || echo '/.dev/' >> "$root/.git/info/exclude"
+exclude=$(git -C "$root" rev-parse --git-path info/exclude)
+case $exclude in /*) ;; *) exclude=$root/$exclude ;; esac
+grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
 cp "$build/bin/cpu_bench" "$build/bin/e2e_bench" "$build/bin/xlite" "$stage/bin/"
 strip "$stage"/bin/*
 # The peers, built for the device's CPU (Emerald Rapids runs -march=sapphirerapids code), not
@@ -26,6 +28,10 @@ g++ "${flags[@]}" -ffast-math -I/usr/include/eigen3 "$peers/limits.cpp" -o "$sta
 g++ "${flags[@]}" -I/usr/include/eigen3 -I/usr/include/x86_64-linux-gnu/openblas-pthread \
   "$peers/gemm_peers.cpp" -o "$stage/bin/gemm_peers" -lopenblas -ldnnl
 strip "$stage/bin/limits" "$stage/bin/gemm_peers"
+if ldd "$stage"/bin/* | grep -q "not found"; then
+  ldd "$stage"/bin/* | grep "not found" >&2
+  exit 1
+fi
 for lib in $(ldd "$stage"/bin/* | awk '/=>/ {print $3}' | sort -u); do
   case $(basename "$lib") in
     libc.so* | libm.so* | libmvec.so* | ld-linux* | libpthread.so* | libdl.so* | librt.so*) ;;
