@@ -770,10 +770,14 @@ class Printer {
   }
 
   // XLA's post order: from each user-less instruction in creation order, a DFS
-  // that visits control predecessors (last first), then operands in order.
+  // that visits control predecessors (last first), then operands in order. A
+  // scheduled module's sequential computations print in their stored order
+  // (the schedule); its fused computations, which no schedule orders, in post
+  // order, as XLA prints them.
   std::vector<const HloInstruction*> PostOrder(const HloComputation& comp) {
     std::vector<const HloInstruction*> order;
-    if (comp.parent() && comp.parent()->config().is_scheduled) {
+    if (comp.parent() && comp.parent()->config().is_scheduled &&
+        comp.fusion_instruction() == nullptr) {
       for (const auto& i : comp.instructions()) order.push_back(i.get());
       return order;
     }

@@ -2,6 +2,7 @@
 // shapes, compact get-tuple-element), async fusions in the generic form.
 #include "xlite/text/printer.h"
 
+#include <memory>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -57,6 +58,39 @@ TEST(PrinterOrder, CalleeFirstTextKeepsItsOrder) {
       "ENTRY e {\n  p = s32[] parameter(0)\n"
       "  ROOT w = s32[] while(p), condition=cond, body=body\n}\n\n";
   EXPECT_EQ(Print(text, PrintOptions::Short()), text);
+}
+
+TEST(PrinterOrder, ScheduledModulesPrintFusedComputationsInPostOrder) {
+  // A schedule orders the sequential computations only: a fused computation
+  // whose stored order reads an instruction before the one defining it (a
+  // pass appended it) still prints definitions first, as XLA prints it.
+  auto m = ParseHloModule(R"(HloModule m, is_scheduled=true
+
+f {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] fusion(x), kind=kLoop, calls=f
+}
+)",
+                          "t.hlo");
+  ASSERT_TRUE(m.ok()) << m.status();
+  HloComputation* fused = (*m)->GetComputationWithName("f");
+  ASSERT_NE(fused, nullptr);
+  HloInstruction* x = fused->parameter_instruction(0);
+  auto add = std::make_unique<HloInstruction>(HloOpcode::kAdd, "a", x->shape());
+  add->AppendOperand(x);
+  add->AppendOperand(x);
+  HloInstruction* a = fused->AddInstruction(std::move(add));  // stored last
+  fused->root_instruction()->ReplaceOperandWith(0, a);
+  const std::string out = PrintModule(**m, PrintOptions::Short());
+  const size_t defined = out.find("  a = f32[4]{0} add(x, x)"), read = out.find("negate(a)");
+  ASSERT_NE(defined, std::string::npos) << out;
+  ASSERT_NE(read, std::string::npos) << out;
+  EXPECT_LT(defined, read) << out;
 }
 
 TEST(DumpForm, NoOperandShapesAndCompactGetTupleElement) {
