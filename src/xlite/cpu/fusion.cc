@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "xlite/analysis/call_graph.h"
 #include "xlite/codegen/kernel.h"
@@ -150,15 +151,32 @@ class ComputationFusion {
     return static_cast<int64_t>(operands.size());
   }
 
-  // True if some element of `instr` (a member) is read more than once inside
-  // `group`: a broadcast of it, or of a member computed from it.
-  bool ReusedInside(const Group& group, const HloInstruction* instr, int depth = 0) const {
-    if (depth > LoopFusion::kMaxFusionSize) return true;
-    for (const HloInstruction* user : instr->users()) {
-      if (!group.member_set.contains(user)) continue;
-      if (ReusesOperand(*user, *instr) || ReusedInside(group, user, depth + 1)) return true;
+  // True if ok(user, operand) holds for every member of `group` reading
+  // `instr`, directly or through other members; each member is walked once
+  // (a diamond of members would otherwise be walked once per path).
+  bool EveryReadInside(
+      const Group& group, const HloInstruction* instr,
+      absl::FunctionRef<bool(const HloInstruction& user, const HloInstruction& operand)> ok) const {
+    std::vector<const HloInstruction*> stack = {instr};
+    absl::flat_hash_set<const HloInstruction*> seen = {instr};
+    while (!stack.empty()) {
+      const HloInstruction* operand = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* user : operand->users()) {
+        if (!group.member_set.contains(user)) continue;
+        if (!ok(*user, *operand)) return false;
+        if (seen.insert(user).second) stack.push_back(user);
+      }
     }
-    return false;
+    return true;
+  }
+
+  // True if some element of `instr` is read more than once inside `group`:
+  // a broadcast of it, or of a member computed from it.
+  bool ReusedInside(const Group& group, const HloInstruction* instr) const {
+    return !EveryReadInside(group, instr, [](const HloInstruction& user, const HloInstruction& op) {
+      return !ReusesOperand(user, op);
+    });
   }
 
   // True if every member of `group` that reads `instr` (directly or through
@@ -168,19 +186,23 @@ class ComputationFusion {
   // group's root has its elements to partition the kernel by; a broadcast,
   // a clamp or dynamic-slice reading it as a scalar, slices, or another
   // reduce would fold it again per element read, or serially.
-  bool ReadsElementForElement(const Group& group, const HloInstruction* instr,
-                              int depth = 0) const {
-    if (depth > LoopFusion::kMaxFusionSize) return false;
-    const int64_t count = instr->shape().ElementCount();
-    for (const HloInstruction* user : instr->users()) {
-      if (!group.member_set.contains(user)) continue;
-      const bool same_elements =
-          user->shape().IsArray() && user->shape().ElementCount() == count &&
-          ((HloOpcodeTraits(user->opcode()) & kElementwise) ||
-           user->opcode() == HloOpcode::kReshape || user->opcode() == HloOpcode::kBitcast);
-      if (!same_elements || !ReadsElementForElement(group, user, depth + 1)) return false;
+  bool ReadsElementForElement(const Group& group, const HloInstruction* instr) const {
+    return EveryReadInside(group, instr, [](const HloInstruction& user, const HloInstruction& op) {
+      return user.shape().IsArray() && user.shape().ElementCount() == op.shape().ElementCount() &&
+             ((HloOpcodeTraits(user.opcode()) & kElementwise) ||
+              user.opcode() == HloOpcode::kReshape || user.opcode() == HloOpcode::kBitcast);
+    });
+  }
+
+  // The one group reading `instr`, when nothing else does and `instr` may
+  // join it (an expensive value or a reduce is computed once, in one
+  // fusion); -1 otherwise.
+  int SoleReader(const std::vector<int>& reading_groups, bool read_plainly,
+                 const HloInstruction* instr) const {
+    if (read_plainly || reading_groups.size() != 1 || !CanJoin(groups_[reading_groups[0]], instr)) {
+      return -1;
     }
-    return true;
+    return reading_groups[0];
   }
 
   void Join(int g, HloInstruction* producer) {
@@ -234,20 +256,17 @@ class ComputationFusion {
         if (!read_plainly || RecomputingReadsNoMore(*instr)) {
           for (int g : joinable) Join(g, instr);
         }
-      } else if (!read_plainly && reading_groups.size() == 1 &&
-                 CanJoin(groups_[reading_groups[0]], instr)) {
-        if (!ReusedInside(groups_[reading_groups[0]], instr)) {
-          Join(reading_groups[0], instr);
-        } else {
-          read_plainly = true;
-        }
+      } else if (const int g = SoleReader(reading_groups, read_plainly, instr);
+                 g >= 0 && !ReusedInside(groups_[g], instr)) {
+        Join(g, instr);
       } else {
         read_plainly = true;
       }
-    } else if (IsFusibleRowReduce(*instr) && !read_plainly && reading_groups.size() == 1 &&
-               CanJoin(groups_[reading_groups[0]], instr) &&
-               ReadsElementForElement(groups_[reading_groups[0]], instr)) {
-      Join(reading_groups[0], instr);
+    } else if (const int g = IsFusibleRowReduce(*instr)
+                                 ? SoleReader(reading_groups, read_plainly, instr)
+                                 : -1;
+               g >= 0 && ReadsElementForElement(groups_[g], instr)) {
+      Join(g, instr);
     } else {
       read_plainly |= !reading_groups.empty();
     }
