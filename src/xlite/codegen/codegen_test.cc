@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "xlite/codegen/codegen_test_util.h"
 #include "xlite/codegen/denormals.h"
@@ -1146,6 +1147,48 @@ ENTRY e {
   EXPECT_EQ(after.find("memcheck"), std::string::npos) << after;
   EXPECT_NE(after.find("llvm.loop.parallel_accesses"), std::string::npos) << after;
   EXPECT_NE(after.find("!noalias"), std::string::npos) << after;
+}
+
+// A column reduction folds eight operand rows into each accumulator per pass
+// (one load and one store of it per eight rows), then the rows left over one
+// at a time: 20 rows here, two passes of eight and four single rows, each
+// element still in the interpreter's order (bitwise).
+TEST(CodegenReduction, ColumnReductionFoldsEightRowsPerAccumulatorStore) {
+  const std::string dir = ::testing::TempDir() + "/codegen_column_reduce";
+  JitOptions options;
+  options.dump_to = dir;
+  auto jit = Jit::Create(options);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  auto module = ParseHloModule(R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[20,64] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[64] reduce(a, z), dimensions={0}, to_apply=add
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernels = (*jit)->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}},
+                                 "module_0001.cols");
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> a(20 * 64), r(64, -1.0f);
+  for (int k = 0; k < 20 * 64; ++k) a[k] = 1.0f / static_cast<float>(1 + (k * 7919) % 1000);
+  float z = 0.0f;
+  void* buffers[] = {a.data(), &z, r.data()};
+  for (int p = 0; p < 2; ++p) (*kernels)[0].function(buffers, p, 2);
+  for (int j = 0; j < 64; ++j) {
+    float expected = 0.0f;
+    for (int i = 0; i < 20; ++i) expected += a[i * 64 + j];
+    ASSERT_EQ(r[j], expected) << j;
+  }
+  const std::string before = ReadText(dir + "/module_0001.cols.ir-no-opt.ll");
+  // Stores: the initial values, a pass of eight rows, a single row.
+  auto count = [&](absl::string_view what) {
+    return std::vector<absl::string_view>(absl::StrSplit(before, what)).size() - 1;
+  };
+  EXPECT_EQ(count("store float"), 3u) << before;
+  EXPECT_EQ(count("fadd float"), 9u) << before;
+  EXPECT_TRUE(absl::StrContains(before, "reduce_rest.")) << before;
 }
 
 TEST(CodegenJit, DumpsIrBeforeAndAfterOptimization) {

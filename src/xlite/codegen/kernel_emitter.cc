@@ -38,6 +38,9 @@ absl::Status Invalid(const HloInstruction& instr, absl::string_view what) {
 // boundary: elements are at least a byte, so never one byte).
 constexpr int64_t kGranule = 64;
 
+// Operand rows a column reduction folds per pass over its accumulators.
+constexpr int64_t kColumnReduceRowBlock = 8;
+
 // An array's elements as rows: `outer_dims` (major to minor) select a row,
 // `minor` indexes within it.
 struct Rows {
@@ -403,23 +406,43 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const Hlo
   const std::vector<int64_t> reduced_sizes(in.dimensions().begin(), in.dimensions().begin() + k);
   int64_t count = 1;
   for (int64_t d : reduced_sizes) count *= d;
+  // Operand rows [r, r + block) fold into each accumulator held in a
+  // register, stored once per block: the same order per element, a block's
+  // worth fewer accumulator loads and stores (which also stalled the operand's
+  // loads where the two addresses agree modulo 4 KiB, every row at a row
+  // length of a multiple of 4 KiB).
+  auto fold_rows = [&](Value* r, int64_t block) -> absl::Status {
+    std::vector<IrIndex> at_rows;
+    for (int64_t t = 0; t < block; ++t) {
+      at_rows.push_back(
+          e_.DelinearizeRowMajor(reduced_sizes, t == 0 ? r : b_.CreateAdd(r, I64(t))));
+    }
+    return ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
+      Value* offset = e_.PhysicalOffset(out_shape, index);
+      Value* acc = e_.Load(type, out, offset);
+      for (const IrIndex& at_row : at_rows) {
+        IrIndex at = at_row;
+        at.insert(at.end(), index.begin(), index.end());
+        ASSIGN_OR_RETURN(Value * x, e_.EmitOne(*input, at));
+        ASSIGN_OR_RETURN(IrValues result, e_.EmitCall(reducer, {acc, x}, root));
+        if (result.size() != 1) return Invalid(root, "the reducer must give one value");
+        acc = result[0];
+      }
+      e_.Store(type, acc, out, offset);
+      return absl::OkStatus();
+    });
+  };
+  const int64_t block = count >= 2 * kColumnReduceRowBlock ? kColumnReduceRowBlock : 1;
+  const int64_t blocked = count / block * block;
   RETURN_IF_ERROR(e_.ForLoop(
-      I64(0), I64(count),
-      [&](Value* r) -> absl::Status {
-        const IrIndex at_row = e_.DelinearizeRowMajor(reduced_sizes, r);
-        return ForRows(rows, begin, end, [&](const IrIndex& index) -> absl::Status {
-          IrIndex at = at_row;
-          at.insert(at.end(), index.begin(), index.end());
-          Value* offset = e_.PhysicalOffset(out_shape, index);
-          Value* acc = e_.Load(type, out, offset);
-          ASSIGN_OR_RETURN(Value * x, e_.EmitOne(*input, at));
-          ASSIGN_OR_RETURN(IrValues result, e_.EmitCall(reducer, {acc, x}, root));
-          if (result.size() != 1) return Invalid(root, "the reducer must give one value");
-          e_.Store(type, result[0], out, offset);
-          return absl::OkStatus();
-        });
-      },
+      I64(0), I64(blocked / block),
+      [&](Value* b) -> absl::Status { return fold_rows(b_.CreateMul(b, I64(block)), block); },
       "reduce_row."));
+  if (blocked < count) {
+    RETURN_IF_ERROR(e_.ForLoop(
+        I64(blocked), I64(count), [&](Value* r) -> absl::Status { return fold_rows(r, 1); },
+        "reduce_rest."));
+  }
   return rows.Partitions();
 }
 
