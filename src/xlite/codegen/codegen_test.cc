@@ -994,6 +994,53 @@ ENTRY e {
   EXPECT_EQ(untouched, one);
 }
 
+// Transposes that swap two groups of dimensions move 16 x 16 tiles (8 x 8
+// for 64-bit elements) through vector registers; partial tiles at the edges
+// go element by element. Partitions are whole tiles: the tile count says the
+// tiled path was taken.
+TEST(CodegenDataMovement, TransposesMoveInTiles) {
+  Options exact;
+  exact.exact = true;
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* permutation;
+    int64_t tiles;  // max_partitions; 0: not tiled
+  };
+  const Case cases[] = {
+      // NHWC -> NCHW: [2, 20*19, 40] -> [2, 40, 20*19], edges on both sides.
+      {"[2,20,19,40]", "[2,40,20,19]", "0,3,1,2", 2 * 24 * 3},
+      {"[2,40,20,19]", "[2,20,19,40]", "0,2,3,1", 2 * 3 * 24},
+      {"[48,32]", "[32,48]", "1,0", 3 * 2},              // whole tiles only
+      {"[1,33,1,17]", "[17,1,33,1]", "3,2,1,0", 3 * 2},  // dimensions of size 1 dropped
+      {"[5,18,3,17]", "[5,17,18,3]", "0,3,1,2", 5 * 4 * 2},
+      {"[4,5,6]", "[6,4,5]", "2,0,1", 0},        // too small
+      {"[20,30,40]", "[30,20,40]", "1,0,2", 0},  // the minor dimension stays: rows copy
+  };
+  for (const std::string type : {"f32", "bf16", "s8", "f64", "pred", "c64", "c128", "s4"}) {
+    const int bits = 8 * PrimitiveByteWidth(*PrimitiveTypeFromName(type));
+    const int64_t t = bits == 64 ? 8 : 16;
+    for (const Case& c : cases) {
+      const std::string hlo = absl::StrCat("HloModule m\nENTRY e {\n  p = ", type, c.from,
+                                           " parameter(0)\n  ROOT r = ", type, c.to,
+                                           " transpose(p), dimensions={", c.permutation, "}\n}\n");
+      Check(hlo, exact);
+      auto module = ParseHloModule(hlo);
+      ASSERT_TRUE(module.ok()) << module.status();
+      auto kernels =
+          SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
+      ASSERT_TRUE(kernels.ok()) << kernels.status();
+      if (bits > 64 || c.tiles == 0) {
+        EXPECT_NE((*kernels)[0].max_partitions, c.tiles) << hlo;
+      } else if (t == 16) {
+        EXPECT_EQ((*kernels)[0].max_partitions, c.tiles) << hlo;
+      } else {
+        EXPECT_GT((*kernels)[0].max_partitions, c.tiles) << hlo;  // 8 x 8 tiles: more of them
+      }
+    }
+  }
+}
+
 TEST(CodegenPartitions, GranulesAreWholeRowsWhenThereAreEnough) {
   // 64 rows or more, or rows shorter than 64 elements: granules of whole rows
   // of at least 64 elements; a few long rows: granules of 64 elements.

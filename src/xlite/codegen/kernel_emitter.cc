@@ -133,6 +133,9 @@ class KernelEmitter {
   // A reduce over the major dimensions of its operand (column sums), with
   // the result's elements as the accumulators; nullopt when `root` is not one.
   absl::StatusOr<std::optional<int64_t>> EmitColumnReduce(const HloInstruction& root);
+  // A transpose of an input buffer that swaps two groups of dimensions, moved
+  // in tiles; nullopt when `root` is not one.
+  absl::StatusOr<std::optional<int64_t>> EmitTiledTranspose(const HloInstruction& root);
   absl::StatusOr<int64_t> EmitScatter(const HloInstruction& root);
   absl::StatusOr<int64_t> EmitSelectAndScatter(const HloInstruction& root);
   absl::StatusOr<int64_t> EmitRngBitGenerator(const HloInstruction& root);
@@ -349,6 +352,11 @@ absl::StatusOr<int64_t> KernelEmitter::Emit(const HloInstruction& instr) {
       if (partitions) return *partitions;
       return EmitElementalLoop(*root);
     }
+    case HloOpcode::kTranspose: {
+      ASSIGN_OR_RETURN(std::optional<int64_t> partitions, EmitTiledTranspose(*root));
+      if (partitions) return *partitions;
+      return EmitElementalLoop(*root);
+    }
     default:
       return EmitElementalLoop(*root);
   }
@@ -444,6 +452,168 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const Hlo
         "reduce_rest."));
   }
   return rows.Partitions();
+}
+
+// The transposes that swap two groups of dimensions: once dimensions of
+// size 1 are dropped and runs of dimensions that stay adjacent and in order
+// are merged, the operand is [batch, A, B] and the result [batch, B, A] (a
+// convolution's NHWC <-> NCHW, a matrix transpose). Element by element, one
+// side is read or written a row apart per step; here T x T tiles move whole:
+// T operand rows loaded as vectors, transposed in registers (log2 T rounds of
+// two-vector shuffles, each swapping the off-diagonal blocks of its size),
+// stored as T result rows. Tiles at the edges that are not whole copy element
+// by element. Elements move as integers of their width in a buffer (8 to 64
+// bits).
+absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
+    const HloInstruction& root) {
+  const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
+  if (outputs != 1 || root.operand_count() != 1 || !root.attrs().dimensions) return std::nullopt;
+  const int64_t in_buffer = BufferOf(root.operand(0));
+  if (in_buffer < 0) return std::nullopt;
+  const Shape& in = buffer_shapes_[in_buffer];
+  const Shape& out = buffer_shapes_[num_inputs_];
+  const std::vector<int64_t>& permutation = *root.attrs().dimensions;
+  const int64_t rank = in.rank();
+  const int bits = 8 * PrimitiveByteWidth(in.element_type());  // s4 is a byte in a buffer
+  if (static_cast<int64_t>(permutation.size()) != rank || out.rank() != rank ||
+      out.element_type() != in.element_type() || (in.has_layout() && !in.HasDefaultLayout()) ||
+      (out.has_layout() && !out.HasDefaultLayout()) ||
+      (bits != 8 && bits != 16 && bits != 32 && bits != 64)) {
+    return std::nullopt;
+  }
+  // The operand's dimensions of size > 1 in the result's order, each as its
+  // position among them in the operand's order.
+  std::vector<int64_t> position(rank, -1);
+  for (int64_t d = 0, p = 0; d < rank; ++d) {
+    if (in.dimensions(d) > 1) position[d] = p++;
+  }
+  struct Group {
+    int64_t first = 0;  // position of its first dimension in the operand
+    int64_t size = 1;
+  };
+  std::vector<Group> groups;  // in the result's order
+  int64_t last = -2;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t d = permutation[i];
+    if (d < 0 || d >= rank || out.dimensions(i) != in.dimensions(d)) return std::nullopt;
+    if (position[d] < 0) continue;
+    if (position[d] != last + 1 || groups.empty()) groups.push_back({position[d], 1});
+    groups.back().size *= in.dimensions(d);
+    last = position[d];
+  }
+  const int64_t m = static_cast<int64_t>(groups.size());
+  if (m < 2) return std::nullopt;
+  // Groups before the last two keep their order; the last two swap.
+  for (int64_t g = 1; g + 2 < m; ++g) {
+    if (groups[g].first < groups[g - 1].first) return std::nullopt;
+  }
+  if (groups[m - 1].first > groups[m - 2].first ||
+      (m > 2 && groups[m - 1].first < groups[m - 3].first)) {
+    return std::nullopt;
+  }
+  int64_t batch = 1;
+  for (int64_t g = 0; g + 2 < m; ++g) batch *= groups[g].size;
+  const int64_t a = groups[m - 1].size;  // operand rows of a batch
+  const int64_t b = groups[m - 2].size;  // operand columns
+  const int64_t t = bits == 64 ? 8 : 16;
+  if (a < t || b < t) return std::nullopt;
+
+  llvm::Type* element = b_.getIntNTy(bits);
+  llvm::Type* vector = llvm::FixedVectorType::get(element, t);
+  const llvm::Align align(bits / 8);
+  Value* src = BufferPointer(in_buffer);
+  Value* dst = BufferPointer(num_inputs_);
+  const int64_t tiles_a = (a + t - 1) / t, tiles_b = (b + t - 1) / t;
+  Rows tiles;
+  tiles.count = batch * tiles_b * tiles_a;
+  tiles.granule = 1;
+  auto [begin, end] = PartitionRange(tiles);
+  RETURN_IF_ERROR(e_.ForLoop(
+      begin, end,
+      [&](Value* tile) -> absl::Status {
+        // Tiles along the operand's rows run consecutively: a result row's
+        // cache lines fill across neighbouring tiles.
+        Value* ti = b_.CreateURem(tile, I64(tiles_a));
+        Value* rest = b_.CreateUDiv(tile, I64(tiles_a));
+        Value* tj = b_.CreateURem(rest, I64(tiles_b));
+        Value* k = b_.CreateUDiv(rest, I64(tiles_b));
+        Value* i0 = b_.CreateMul(ti, I64(t));
+        Value* j0 = b_.CreateMul(tj, I64(t));
+        // Offsets of element (i0, j0) of the operand and (j0, i0) of the result.
+        Value* from =
+            b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(k, I64(a)), i0), I64(b)), j0);
+        Value* to =
+            b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(k, I64(b)), j0), I64(a)), i0);
+        Value* whole = b_.CreateAnd(b_.CreateICmpULE(b_.CreateAdd(i0, I64(t)), I64(a)),
+                                    b_.CreateICmpULE(b_.CreateAdd(j0, I64(t)), I64(b)));
+        return e_
+            .If(
+                whole,
+                [&]() -> absl::StatusOr<IrValues> {
+                  std::vector<Value*> rows(t);
+                  for (int64_t r = 0; r < t; ++r) {
+                    Value* at = b_.CreateInBoundsGEP(element, src, b_.CreateAdd(from, I64(r * b)));
+                    rows[r] = b_.CreateAlignedLoad(vector, at, align);
+                  }
+                  for (int64_t s = t / 2; s >= 1; s /= 2) {
+                    std::vector<int> low(t), high(t);
+                    for (int64_t c = 0; c < t; ++c) {
+                      low[c] = static_cast<int>((c & s) ? t + (c ^ s) : c);
+                      high[c] = static_cast<int>((c & s) ? t + c : (c ^ s));
+                    }
+                    for (int64_t r = 0; r < t; ++r) {
+                      if (r & s) continue;
+                      Value* upper = rows[r];
+                      Value* lower = rows[r | s];
+                      rows[r] = b_.CreateShuffleVector(upper, lower, low);
+                      rows[r | s] = b_.CreateShuffleVector(upper, lower, high);
+                    }
+                  }
+                  for (int64_t c = 0; c < t; ++c) {
+                    Value* at = b_.CreateInBoundsGEP(element, dst, b_.CreateAdd(to, I64(c * a)));
+                    b_.CreateAlignedStore(rows[c], at, align);
+                  }
+                  return IrValues{};
+                },
+                [&]() -> absl::StatusOr<IrValues> {
+                  Value* rows = b_.CreateSub(
+                      b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(i0, I64(t)), I64(a)),
+                                      b_.CreateAdd(i0, I64(t)), I64(a)),
+                      i0);
+                  Value* columns = b_.CreateSub(
+                      b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(j0, I64(t)), I64(b)),
+                                      b_.CreateAdd(j0, I64(t)), I64(b)),
+                      j0);
+                  RETURN_IF_ERROR(e_.ForLoop(
+                      I64(0), columns,
+                      [&](Value* c) -> absl::Status {
+                        return e_.ForLoop(
+                            I64(0), rows,
+                            [&](Value* r) -> absl::Status {
+                              Value* x = b_.CreateAlignedLoad(
+                                  element,
+                                  b_.CreateInBoundsGEP(
+                                      element, src,
+                                      b_.CreateAdd(from, b_.CreateAdd(b_.CreateMul(r, I64(b)), c))),
+                                  align);
+                              b_.CreateAlignedStore(
+                                  x,
+                                  b_.CreateInBoundsGEP(
+                                      element, dst,
+                                      b_.CreateAdd(to, b_.CreateAdd(b_.CreateMul(c, I64(a)), r))),
+                                  align);
+                              return absl::OkStatus();
+                            },
+                            "edge_row.");
+                      },
+                      "edge_column."));
+                  return IrValues{};
+                })
+            .status();
+      },
+      "tile."));
+  ScopeBufferAccesses();
+  return tiles.Partitions();
 }
 
 absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& root) {
