@@ -1196,6 +1196,53 @@ ENTRY e {
   EXPECT_NE(after.find("!noalias"), std::string::npos) << after;
 }
 
+// A bias read through [N] -> [1, 1, N] -> [N] at an offset (the encoder's
+// Q/K/V split: bias, reshape, transpose, slice) indexes without a remainder:
+// the most major dimension larger than 1 of a delinearized run takes the rest
+// of the linear index whole. LLVM could not prove the remainder redundant for
+// the third slice (1024 + 64 h + j) and left that loop scalar.
+TEST(CodegenIndexing, ReshapesThroughUnitDimensionsIndexWithoutRemainders) {
+  const std::string dir = ::testing::TempDir() + "/codegen_unit_dims";
+  JitOptions options;
+  options.dump_to = dir;
+  auto jit = Jit::Create(options);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  const std::string hlo = R"(
+HloModule m
+fused {
+  x = f32[2,4,96] parameter(0)
+  b = f32[96] parameter(1)
+  b1 = f32[1,1,96] broadcast(b), dimensions={2}
+  b2 = f32[96] reshape(b1)
+  bb = f32[2,4,96] broadcast(b2), dimensions={2}
+  a = f32[2,4,96] add(x, bb)
+  r = f32[2,4,3,2,16] reshape(a)
+  t = f32[3,2,2,4,16] transpose(r), dimensions={2,0,3,1,4}
+  s = f32[1,2,2,4,16] slice(t), slice={[2:3], [0:2], [0:2], [0:4], [0:16]}
+  ROOT o = f32[4,4,16] reshape(s)
+}
+ENTRY e {
+  x = f32[2,4,96] parameter(0)
+  b = f32[96] parameter(1)
+  ROOT f = f32[4,4,16] fusion(x, b), kind=kLoop, calls=fused
+})";
+  Options exact;
+  exact.exact = true;
+  Check(hlo, exact);
+  auto module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernels = (*jit)->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}},
+                                 "module_0001.bias");
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  const std::string before = ReadText(dir + "/module_0001.bias.ir-no-opt.ll");
+  const std::string after = ReadText(dir + "/module_0001.bias.ir-with-opt.ll");
+  // No remainder by the bias's length (other remainders pick rows apart).
+  for (absl::string_view line : absl::StrSplit(before, '\n')) {
+    EXPECT_FALSE(absl::StrContains(line, "urem") && absl::EndsWith(line, ", 96")) << line;
+  }
+  EXPECT_TRUE(absl::StrContains(after, "<16 x float>")) << after;
+}
+
 // A column reduction folds eight operand rows into each accumulator per pass
 // (one load and one store of it per eight rows), then the rows left over one
 // at a time: 20 rows here, two passes of eight and four single rows, each

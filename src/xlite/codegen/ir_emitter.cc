@@ -345,11 +345,24 @@ llvm::Value* IrEmitter::RowMajorLinear(const std::vector<int64_t>& dims, const I
 }
 
 IrIndex IrEmitter::DelinearizeRowMajor(const std::vector<int64_t>& dims, llvm::Value* linear) {
-  IrIndex index(dims.size());
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  // `linear` is below the product of `dims`, so the most major dimension
+  // larger than 1 takes what is left of it whole: no remainder, which LLVM
+  // cannot always prove redundant, and which keeps a loop from vectorizing
+  // (a bias read through [1536] -> [1, 1, 1536] at an offset of 1024 + j).
+  int64_t major = 0;
+  while (major + 1 < rank && dims[major] <= 1) ++major;
+  IrIndex index(rank);
+  for (int64_t d = rank - 1; d >= 0; --d) {
     const int64_t size = std::max<int64_t>(dims[d], 1);
-    index[d] = d == 0 ? linear : b_.CreateURem(linear, I64(size));
-    if (d > 0) linear = b_.CreateUDiv(linear, I64(size));
+    if (d < major) {
+      index[d] = I64(0);
+    } else if (d == major) {
+      index[d] = linear;
+    } else {
+      index[d] = b_.CreateURem(linear, I64(size));
+      linear = b_.CreateUDiv(linear, I64(size));
+    }
   }
   return index;
 }
