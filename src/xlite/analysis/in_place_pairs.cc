@@ -81,6 +81,10 @@ Pairs FusionPairs(const HloInstruction& fusion) {
   return pairs;
 }
 
+bool IsRowMajor(const Shape& shape) {
+  return shape.IsArray() && (!shape.has_layout() || shape.HasDefaultLayout());
+}
+
 }  // namespace
 
 bool MayHaveInPlacePairs(HloOpcode opcode) {
@@ -179,10 +183,15 @@ bool MayShareOperandBuffer(const HloInstruction& user, int64_t operand_number,
     for (const HloInstruction* u : instr->users()) {
       if (!seen.insert(u).second) continue;
       if (u == root && u->opcode() == HloOpcode::kTuple) continue;
-      if (!IsElementwiseOpcode(u->opcode()) || !u->called_computations().empty() ||
-          u->shape().dimensions() != operand.dimensions()) {
-        return false;
-      }
+      // Element i for element i: elementwise ops of the dimensions they read,
+      // and reshapes between row-major shapes (the same linear order), such as
+      // the [1024, 2048] -> [8, 128, 2048] around a dot's bias and activation.
+      const bool elementwise = IsElementwiseOpcode(u->opcode()) &&
+                               u->called_computations().empty() &&
+                               u->shape().dimensions() == instr->shape().dimensions();
+      const bool row_major_reshape = u->opcode() == HloOpcode::kReshape && IsRowMajor(u->shape()) &&
+                                     IsRowMajor(instr->shape());
+      if (!elementwise && !row_major_reshape) return false;
       stack.push_back(u);
     }
   }

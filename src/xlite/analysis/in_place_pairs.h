@@ -39,8 +39,9 @@ bool MayHaveInPlacePairs(HloOpcode opcode);
 // its outputs, and makes all of an element's outputs before storing any (XLA's
 // CanShareOperandBufferWithUser for elementwise ops and loop fusions). True
 // for elementwise ops, and for kLoop fusions where every use of the
-// parameter inside is an elementwise op of the parameter's dimensions or the
-// root tuple.
+// parameter inside, and of what it makes, is an elementwise op of the
+// dimensions it reads, a reshape between row-major shapes (the same linear
+// order), or the root tuple.
 bool MayShareOperandBuffer(const HloInstruction& user, int64_t operand_number,
                            const ShapeIndex& output);
 

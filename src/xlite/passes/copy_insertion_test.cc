@@ -264,6 +264,70 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(r.text, "pair = (f32[8]{0}, f32[8]{0}) fusion(y, w)")) << r.text;
 }
 
+// A loop fusion that reads the state through reshapes between row-major
+// shapes ([8] -> [2,4] -> [8]: element i for element i) updates it in place
+// too; one whose reshape reads a column-major [2,4] (element i of the state is
+// not element i of the reshape) keeps its copy.
+TEST(CopyInsertion, LoopFusionsReadingTheStateThroughRowMajorReshapesUpdateItInPlace) {
+  Inserted r = Insert(R"(
+HloModule m
+
+fused_reshaped {
+  p0 = f32[8] parameter(0)
+  r = f32[2,4]{1,0} reshape(p0)
+  n = f32[2,4]{1,0} negate(r)
+  ROOT b = f32[8] reshape(n)
+}
+
+fused_column_major {
+  p0 = f32[2,4]{0,1} parameter(0)
+  r = f32[8] reshape(p0)
+  n = f32[8] negate(r)
+  ROOT b = f32[2,4]{0,1} reshape(n)
+}
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+cond {
+  p = (f32[8], f32[2,4]{0,1}) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=sum
+  ROOT lt = pred[] compare(s, z), direction=LT
+}
+
+body {
+  p = (f32[8], f32[2,4]{0,1}) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  y = f32[2,4]{0,1} get-tuple-element(p), index=1
+  x1 = f32[8] fusion(x), kind=kLoop, calls=fused_reshaped
+  y1 = f32[2,4]{0,1} fusion(y), kind=kLoop, calls=fused_column_major
+  ROOT t = (f32[8], f32[2,4]{0,1}) tuple(x1, y1)
+}
+
+ENTRY e {
+  x = f32[8] parameter(0)
+  y = f32[2,4]{0,1} parameter(1)
+  x0 = f32[8] negate(x)
+  y0 = f32[2,4]{0,1} negate(y)
+  init = (f32[8], f32[2,4]{0,1}) tuple(x0, y0)
+  loop = (f32[8], f32[2,4]{0,1}) while(init), condition=cond, body=body
+  ROOT r = f32[8] get-tuple-element(loop), index=0
+}
+)");
+  std::vector<std::string> body_copies;
+  for (const InsertedCopy& c : r.copies) {
+    if (c.reason == CopyReason::kWhileBody) body_copies.push_back(c.explanation);
+  }
+  ASSERT_EQ(body_copies.size(), 1u) << r.text;
+  EXPECT_TRUE(absl::StrContains(body_copies[0], "{1}")) << body_copies[0];
+  EXPECT_TRUE(absl::StrContains(r.text, "x1 = f32[8]{0} fusion(x)")) << r.text;
+}
+
 TEST(CopyInsertion, WhileSwappingTwoElements) {
   Inserted r = Insert(R"(
 HloModule swap
