@@ -1,8 +1,10 @@
 #include "xlite/buffers/buffer_assignment.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "xlite/analysis/in_place_pairs.h"
 #include "xlite/schedule/schedule_module.h"
 #include "xlite/support/status.h"
 
@@ -245,6 +247,79 @@ class BufferAssigner {
     return intervals;
   }
 
+  // As XLA's heap simulator shares a buffer with an operand buffer that dies
+  // where it is made: when every read of that operand by the user that makes
+  // it may be overwritten (MayShareOperandBuffer: elementwise ops and loop
+  // fusions reading element i for element i), the two take one interval and
+  // the kernel runs in place: no fresh bytes to fault in and fill, and no
+  // more live at once. Per plan, the plan whose bytes it takes (itself if
+  // none); each operand buffer goes to one user's result at most.
+  std::vector<size_t> ShareWithOperands(const std::vector<Plan>& plans) const {
+    const HloAliasAnalysis& alias = *a_->alias_;
+    const HloLiveRange& live = *a_->live_range_;
+    absl::flat_hash_map<const HloBuffer*, size_t> plan_of;
+    for (size_t i = 0; i < plans.size(); ++i) plan_of[plans[i].buffer] = i;
+    std::vector<size_t> host(plans.size());
+    std::iota(host.begin(), host.end(), size_t{0});
+    std::vector<bool> taken(plans.size(), false);
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const HloBuffer& buffer = *plans[i].buffer;
+      const LiveRange* range = live.buffer_live_range(buffer);
+      if (buffer.values().size() != 1 || plans[i].size <= 0 || range == nullptr) continue;
+      const HloValue& value = *buffer.values()[0];
+      const HloInstruction& user = *value.defining_instruction();
+      for (int64_t k = 0; k < user.operand_count(); ++k) {
+        const HloBuffer* operand = alias.GetBufferAt(user.operand(k));
+        auto it = operand == nullptr ? plan_of.end() : plan_of.find(operand);
+        if (it == plan_of.end() || taken[it->second] || plans[it->second].size != plans[i].size) {
+          continue;
+        }
+        const LiveRange* operand_range = live.buffer_live_range(*operand);
+        if (operand_range == nullptr || operand_range->end != range->start) continue;
+        bool every_read_may_share = true;
+        for (int64_t j = 0; j < user.operand_count(); ++j) {
+          if (alias.GetBufferAt(user.operand(j)) == operand &&
+              !MayShareOperandBuffer(user, j, value.defining_index())) {
+            every_read_may_share = false;
+          }
+        }
+        if (!every_read_may_share) continue;
+        taken[it->second] = true;
+        host[i] = it->second;
+        break;
+      }
+    }
+    return host;
+  }
+
+  // The heap for `plans`, a buffer sharing its operand's bytes
+  // (ShareWithOperands) placed as one interval with it.
+  HeapPlacement PlaceTemps(const std::vector<Plan>& plans) const {
+    const std::vector<size_t> host = ShareWithOperands(plans);
+    const std::vector<HeapInterval> own = Intervals(plans);
+    std::vector<HeapInterval> groups;
+    std::vector<int64_t> group_of_root(plans.size(), -1), group(plans.size());
+    for (size_t i = 0; i < plans.size(); ++i) {
+      size_t root = i;
+      while (host[root] != root) root = host[root];
+      int64_t& g = group_of_root[root];
+      if (g < 0) {
+        g = static_cast<int64_t>(groups.size());
+        groups.push_back(own[i]);
+      }
+      HeapInterval& interval = groups[g];
+      interval.size = std::max(interval.size, own[i].size);
+      interval.start = std::min(interval.start, own[i].start);
+      interval.end = std::max(interval.end, own[i].end);
+      group[i] = g;
+    }
+    HeapPlacement placed = PlaceIntervals(groups, options_.alignment);
+    std::vector<int64_t> offsets(plans.size());
+    for (size_t i = 0; i < plans.size(); ++i) offsets[i] = placed.offsets[group[i]];
+    placed.offsets = std::move(offsets);
+    return placed;
+  }
+
   static bool IsArrayBuffer(const HloBuffer& buffer) {
     return std::all_of(buffer.values().begin(), buffer.values().end(),
                        [](const HloValue* v) { return v->shape().IsArray(); });
@@ -271,7 +346,7 @@ class BufferAssigner {
       hosts.push_back({&allocation, {*live.buffer_live_range(*allocation.buffers_[0].first)}});
     }
     auto alone = [&]() {
-      *heap = PlaceIntervals(Intervals(temps), options_.alignment);
+      *heap = PlaceTemps(temps);
       return std::move(temps);
     };
     if (hosts.empty()) return alone();
@@ -304,9 +379,8 @@ class BufferAssigner {
     }
     if (rest.size() == temps.size()) return alone();
     HeapPlacement shared;
-    if (!rest.empty()) shared = PlaceIntervals(Intervals(rest), options_.alignment);
-    if (HeapPlacement all = PlaceIntervals(Intervals(temps), options_.alignment);
-        shared.heap_size > all.heap_size) {
+    if (!rest.empty()) shared = PlaceTemps(rest);
+    if (HeapPlacement all = PlaceTemps(temps); shared.heap_size > all.heap_size) {
       *heap = std::move(all);
       return temps;
     }

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <queue>
+#include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "xlite/analysis/in_place_pairs.h"
 #include "xlite/schedule/schedule_module.h"
 #include "xlite/support/status.h"
 
@@ -20,6 +23,9 @@ struct Rect {
   int64_t size = 0;
   int64_t start = 0;
   int64_t end = 0;
+  // The operand buffer whose bytes this one takes where it is made (it dies
+  // there, and the user may write over what it reads), or nullptr.
+  const HloBuffer* takes_over = nullptr;
 };
 
 std::string Describe(const HloBuffer& buffer) {
@@ -50,6 +56,7 @@ class Checker {
       rects.push_back(rect);
       ++result_.buffers_checked;
     }
+    FindTakeOvers(rects);
     RETURN_IF_ERROR(CheckDisjoint(rects));
     ComputeBounds(rects);
     const int64_t temp = a_.temp_allocation();
@@ -170,6 +177,43 @@ class Checker {
     return absl::StrCat(time, " (", sequence[time]->name(), ")");
   }
 
+  // A buffer may take the bytes of an operand buffer that dies at the
+  // instruction making it (its last use), when that instruction reads each
+  // element of it only for the same element of its result: elementwise ops
+  // and loop fusions (MayShareOperandBuffer, XLA's CanShareOperandBufferWithUser),
+  // every read of that operand. The two overlap at that one time.
+  void FindTakeOvers(std::vector<Rect>& rects) const {
+    // (allocation, offset, last time) of each buffer.
+    using Key = std::tuple<int64_t, int64_t, int64_t>;
+    absl::flat_hash_map<Key, std::vector<const Rect*>> ending;
+    for (const Rect& r : rects) ending[Key(r.allocation, r.offset, r.end)].push_back(&r);
+    const auto& sequence = live_->flattened_instruction_sequence();
+    for (Rect& r : rects) {
+      auto it = ending.find(Key(r.allocation, r.offset, r.start));
+      if (it == ending.end() || r.start < 0 || r.start >= static_cast<int64_t>(sequence.size()) ||
+          r.buffer->values().size() != 1) {
+        continue;
+      }
+      const HloValue& value = *r.buffer->values()[0];
+      const HloInstruction* user = value.defining_instruction();
+      if (user != sequence[r.start]) continue;
+      for (const Rect* candidate : it->second) {
+        if (candidate == &r || candidate->size != r.size) continue;
+        const HloBuffer* operand = candidate->buffer;
+        bool reads = false, may_share = true;
+        for (int64_t k = 0; k < user->operand_count(); ++k) {
+          if (alias_->GetBufferAt(user->operand(k)) != operand) continue;
+          reads = true;
+          may_share = may_share && MayShareOperandBuffer(*user, k, value.defining_index());
+        }
+        if (reads && may_share) {
+          r.takes_over = operand;
+          break;
+        }
+      }
+    }
+  }
+
   // Per allocation, a sweep over time keeping the live buffers by offset:
   // they are pairwise disjoint, so a new one need only be compared with its
   // neighbours.
@@ -188,7 +232,8 @@ class Checker {
         const Rect& r = rects[i];
         if (r.size == 0) continue;
         while (!expiry.empty() && expiry.top().first < r.start) {
-          active.erase(expiry.top().second->offset);
+          auto it = active.find(expiry.top().second->offset);
+          if (it != active.end() && it->second == expiry.top().second) active.erase(it);
           expiry.pop();
         }
         auto overlap = [&](const Rect& other) {
@@ -199,10 +244,15 @@ class Checker {
                           At(other.end), ") share bytes of allocation ", r.allocation,
                           " while both are live at ", At(r.start));
         };
-        auto next = active.lower_bound(r.offset);
+        const auto at = active.lower_bound(r.offset);
+        auto next = at;
+        if (next != active.end() && r.takes_over != nullptr &&
+            next->second->buffer == r.takes_over && next->second->end == r.start) {
+          ++next;  // its operand's bytes, free once it is made
+        }
         if (next != active.end() && next->first < r.offset + r.size) return overlap(*next->second);
-        if (next != active.begin()) {
-          const Rect& prev = *std::prev(next)->second;
+        if (at != active.begin()) {
+          const Rect& prev = *std::prev(at)->second;
           if (prev.offset + prev.size > r.offset) return overlap(prev);
         }
         active[r.offset] = &r;
@@ -222,9 +272,12 @@ class Checker {
       all[r.end + 1] -= r.size;
       if (a_.allocations()[r.allocation].kind() != AllocationKind::kTemp) continue;
       const int64_t rounded = (r.size + align - 1) / align * align;
-      temp[r.start] += rounded;
+      // A buffer that takes its operand's bytes adds none where it is made.
+      const int64_t from = r.takes_over != nullptr ? r.start + 1 : r.start;
+      if (from > r.end) continue;
+      temp[from] += rounded;
       temp[r.end + 1] -= rounded;
-      raw[r.start] += r.size;
+      raw[from] += r.size;
       raw[r.end + 1] -= r.size;
     }
     int64_t a = 0, t = 0, w = 0;

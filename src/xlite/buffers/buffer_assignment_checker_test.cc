@@ -28,9 +28,11 @@ TEST(BufferAssignmentChecker, CleanAssignmentAndItsBounds) {
   Planned p = Plan(kModule);
   ASSERT_TRUE(p.plan.ok()) << p.plan.status();
   const AssignmentCheck& check = *p.plan->check;
-  // a, b, c live together at c (1024 + 512 + 1024 bytes), with x (1024).
-  EXPECT_EQ(check.temp_lower_bound_unaligned, 2560);
-  EXPECT_EQ(check.temp_lower_bound_bytes, 2560);
+  // a, b, c live together at c (1024 + 512 + 1024 bytes), with x (1024);
+  // but c takes a's bytes there (exponential reads element i for element
+  // i, and a dies at c), so the heap needs 2048 at most: b, c, d at d.
+  EXPECT_EQ(check.temp_lower_bound_unaligned, 2048);
+  EXPECT_EQ(check.temp_lower_bound_bytes, 2048);
   EXPECT_EQ(check.lower_bound_bytes, 2560 + 1024);
   EXPECT_GT(check.values_checked, 0);
   EXPECT_GE(check.buffers_checked, 7);
@@ -53,6 +55,28 @@ TEST(BufferAssignmentChecker, CatchesAPlantedOverlap) {
   EXPECT_TRUE(absl::StrContains(check.status().message(), "share bytes")) << check.status();
   EXPECT_TRUE(absl::StrContains(check.status().message(), "{a}")) << check.status();
   EXPECT_TRUE(absl::StrContains(check.status().message(), "{b}")) << check.status();
+}
+
+// Taking an operand's bytes where it dies is allowed only to a user that
+// reads element i for element i: a reverse on its operand's bytes is caught.
+TEST(BufferAssignmentChecker, CatchesAReverseOnItsOperandsBytes) {
+  Planned p = Plan(R"(
+HloModule m, is_scheduled=true
+
+ENTRY e {
+  x = f32[256] parameter(0)
+  a = f32[256] negate(x)
+  b = f32[256] reverse(a), dimensions={0}
+  ROOT r = f32[4] slice(b), slice={[0:4]}
+}
+)");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.status();
+  BufferAssignment& a = *p.plan->assignment;
+  ASSERT_NE(p.Slice("a").offset, p.Slice("b").offset);
+  a.MoveBufferForTesting(*a.alias_analysis().GetBufferAt(p["b"]), p.Slice("a").offset);
+  absl::StatusOr<AssignmentCheck> check = CheckBufferAssignment(a);
+  ASSERT_FALSE(check.ok());
+  EXPECT_TRUE(absl::StrContains(check.status().message(), "share bytes")) << check.status();
 }
 
 TEST(BufferAssignmentChecker, CatchesAMisalignedTemp) {

@@ -92,6 +92,7 @@ ThunkEmitter::ThunkEmitter(const BufferAssignment& assignment, ThunkEmitterOptio
   if (!options_.poison_dead_slices || assignment_.temp_allocation() < 0) return;
   const BufferAllocation& temp = assignment_.allocations()[assignment_.temp_allocation()];
   const HloLiveRange& live = assignment_.live_range();
+  absl::flat_hash_map<int64_t, std::vector<BufferSlice>> made_at;
   for (const auto& [buffer, offset] : temp.buffers()) {
     const LiveRange* range = live.buffer_live_range(*buffer);
     if (range == nullptr || range->start < 0) continue;
@@ -99,8 +100,22 @@ ThunkEmitter::ThunkEmitter(const BufferAssignment& assignment, ThunkEmitterOptio
     for (const HloValue* v : buffer->values()) {
       if (std::optional<BufferSlice> s = assignment_.GetSlice(*v)) size = std::max(size, s->size);
     }
-    if (size > 0) poison_at_[range->end].push_back(BufferSlice{temp.index(), offset, size});
+    if (size <= 0) continue;
+    poison_at_[range->end].push_back(BufferSlice{temp.index(), offset, size});
+    made_at[range->start].push_back(BufferSlice{temp.index(), offset, size});
   }
+  // A buffer that dies where a result taking its bytes is made (buffer
+  // assignment's in-place sharing) holds that result: not poisoned.
+  for (auto& [time, slices] : poison_at_) {
+    auto made = made_at.find(time);
+    if (made == made_at.end()) continue;
+    std::erase_if(slices, [&](const BufferSlice& dead) {
+      return std::any_of(made->second.begin(), made->second.end(), [&](const BufferSlice& s) {
+        return s.offset < dead.offset + dead.size && dead.offset < s.offset + s.size;
+      });
+    });
+  }
+  absl::erase_if(poison_at_, [](const auto& entry) { return entry.second.empty(); });
 }
 
 ThunkEmitter::~ThunkEmitter() = default;
