@@ -201,9 +201,9 @@ void Check(const std::string& text, const std::string& name, bool run, bool loop
     counts.failures.push_back(
         absl::StrCat(name, ": does not verify after rematerialization: ", FirstLine(s.message())));
   }
-  if (plan->check->lower_bound_bytes != r.peak_after) {
+  if (plan->check->peak_live_bytes != r.peak_after) {
     counts.failures.push_back(absl::StrCat(name, ": the checker counts ",
-                                           plan->check->lower_bound_bytes,
+                                           plan->check->peak_live_bytes,
                                            " bytes live at once, the pass ", r.peak_after));
   }
   if (r.peak_after > r.peak_before) {

@@ -200,11 +200,15 @@ class Checker {
       for (const Rect* candidate : it->second) {
         if (candidate == &r || candidate->size != r.size) continue;
         const HloBuffer* operand = candidate->buffer;
+        // Every read of it by `user`, directly or inside a tuple operand.
         bool reads = false, may_share = true;
-        for (int64_t k = 0; k < user->operand_count(); ++k) {
-          if (alias_->GetBufferAt(user->operand(k)) != operand) continue;
-          reads = true;
-          may_share = may_share && MayShareOperandBuffer(*user, k, value.defining_index());
+        for (const HloValue* v : operand->values()) {
+          for (const HloUse& use : v->uses()) {
+            if (use.instruction != user) continue;
+            reads = true;
+            may_share = may_share && use.operand_index.empty() &&
+                        MayShareOperandBuffer(*user, use.operand_number, value.defining_index());
+          }
         }
         if (reads && may_share) {
           r.takes_over = operand;
@@ -266,25 +270,32 @@ class Checker {
   void ComputeBounds(const std::vector<Rect>& rects) {
     const int64_t times = live_->schedule_end_time() + 2;
     const int64_t align = a_.options().alignment;
-    std::vector<int64_t> all(times, 0), temp(times, 0), raw(times, 0);
+    std::vector<int64_t> live(times, 0), all(times, 0), temp(times, 0), raw(times, 0);
     for (const Rect& r : rects) {
-      all[r.start] += r.size;
-      all[r.end + 1] -= r.size;
-      if (a_.allocations()[r.allocation].kind() != AllocationKind::kTemp) continue;
-      const int64_t rounded = (r.size + align - 1) / align * align;
+      live[r.start] += r.size;
+      live[r.end + 1] -= r.size;
       // A buffer that takes its operand's bytes adds none where it is made.
       const int64_t from = r.takes_over != nullptr ? r.start + 1 : r.start;
       if (from > r.end) continue;
+      all[from] += r.size;
+      all[r.end + 1] -= r.size;
+      if (a_.allocations()[r.allocation].kind() != AllocationKind::kTemp) continue;
+      const int64_t rounded = (r.size + align - 1) / align * align;
       temp[from] += rounded;
       temp[r.end + 1] -= rounded;
       raw[from] += r.size;
       raw[r.end + 1] -= r.size;
     }
-    int64_t a = 0, t = 0, w = 0;
+    int64_t l = 0, a = 0, t = 0, w = 0;
     for (int64_t time = 0; time < times; ++time) {
+      l += live[time];
       a += all[time];
       t += temp[time];
       w += raw[time];
+      if (l > result_.peak_live_bytes) {
+        result_.peak_live_bytes = l;
+        result_.peak_live_time = time;
+      }
       if (a > result_.lower_bound_bytes) {
         result_.lower_bound_bytes = a;
         result_.lower_bound_time = time;

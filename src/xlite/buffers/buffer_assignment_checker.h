@@ -30,7 +30,13 @@ namespace xlite {
 struct AssignmentCheck {
   int64_t values_checked = 0;
   int64_t buffers_checked = 0;
-  // Bytes live at once at the worst time of the schedule, all buffers.
+  // Bytes live at once at the worst time of the schedule, all buffers
+  // (HloLiveRange's peak: what rematerialization counts).
+  int64_t peak_live_bytes = 0;
+  int64_t peak_live_time = 0;
+  // The same with a buffer that takes its operand's bytes where it is made
+  // (buffer assignment's in-place sharing) counted from the time after: the
+  // bytes any placement of this schedule and these sharings needs.
   int64_t lower_bound_bytes = 0;
   int64_t lower_bound_time = 0;
   // The same for the buffers in the temp heap, each rounded up to the

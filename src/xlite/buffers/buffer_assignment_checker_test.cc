@@ -33,7 +33,9 @@ TEST(BufferAssignmentChecker, CleanAssignmentAndItsBounds) {
   // i, and a dies at c), so the heap needs 2048 at most: b, c, d at d.
   EXPECT_EQ(check.temp_lower_bound_unaligned, 2048);
   EXPECT_EQ(check.temp_lower_bound_bytes, 2048);
-  EXPECT_EQ(check.lower_bound_bytes, 2560 + 1024);
+  EXPECT_EQ(check.peak_live_bytes, 2560 + 1024);
+  // Counting c from the time after it is made: x, b, c and d at d.
+  EXPECT_EQ(check.lower_bound_bytes, 3072);
   EXPECT_GT(check.values_checked, 0);
   EXPECT_GE(check.buffers_checked, 7);
 }

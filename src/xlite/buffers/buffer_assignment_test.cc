@@ -128,6 +128,29 @@ ENTRY e {
   EXPECT_NE(mixed.Slice("a").offset, mixed.Slice("b").offset);
   EXPECT_EQ(mixed.Slice("b").offset, mixed.Slice("c").offset);
   EXPECT_EQ(mixed.plan->check->temp_lower_bound_bytes, 2048);
+  // A fusion reading a's elements directly and, reversed, through a tuple
+  // operand: every read must allow it, so f keeps bytes of its own.
+  Planned tupled = Plan(R"(
+HloModule m, is_scheduled=true
+
+fused {
+  p0 = f32[256] parameter(0)
+  p1 = (f32[256]) parameter(1)
+  g = f32[256] get-tuple-element(p1), index=0
+  r = f32[256] reverse(g), dimensions={0}
+  ROOT s = f32[256] add(p0, r)
+}
+
+ENTRY e {
+  x = f32[256] parameter(0)
+  a = f32[256] negate(x)
+  t = (f32[256]) tuple(a)
+  f = f32[256] fusion(a, t), kind=kLoop, calls=fused
+  ROOT o = f32[4] slice(f), slice={[0:4]}
+}
+)");
+  ASSERT_TRUE(tupled.plan.ok()) << tupled.plan.status();
+  EXPECT_NE(tupled.Slice("a").offset, tupled.Slice("f").offset);
 }
 
 TEST(BufferAssignment, TemporariesUseAnOutputsAllocationBeforeTheOutputIsMade) {

@@ -112,17 +112,18 @@ TEST(PlanMemory, RematerializesUnderTheMemoryLimit) {
   ASSERT_EQ(p.plan->rematerialization->recomputed.size(), 1u);
   EXPECT_EQ(p["w"]->operand(0), p["x.remat"]);
   // The checker (on in Plan) recomputes the live bytes from the new order.
-  EXPECT_EQ(p.plan->check->lower_bound_bytes, 44012);
+  EXPECT_EQ(p.plan->check->peak_live_bytes, 44012);
   const std::string report = MemoryReport(*p.plan);
-  EXPECT_TRUE(absl::StrContains(report, "rematerialization: limit 45000 bytes; peak 48012 bytes "
-                                        "-> 44012 bytes (met)"))
+  EXPECT_TRUE(absl::StrContains(report,
+                                "rematerialization: limit 45000 bytes; peak 48012 bytes "
+                                "-> 44012 bytes (met)"))
       << report;
   EXPECT_TRUE(absl::StrContains(report, "%x in %e: recomputed as %x.remat")) << report;
 
   Planned none = Plan(kEarlyAndLate);
   ASSERT_TRUE(none.plan.ok()) << none.plan.status();
   EXPECT_FALSE(none.plan->rematerialization.has_value());
-  EXPECT_EQ(none.plan->check->lower_bound_bytes, 48012);
+  EXPECT_EQ(none.plan->check->peak_live_bytes, 48012);
 
   options.rematerialization.memory_limit_bytes = 40000;
   Planned low = Plan(kEarlyAndLate, options);

@@ -478,8 +478,8 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
   if (static_cast<int64_t>(permutation.size()) != rank || out.rank() != rank ||
       out.element_type() != in.element_type() || (in.has_layout() && !in.HasDefaultLayout()) ||
       (out.has_layout() && !out.HasDefaultLayout()) ||
-      (bits != 8 && bits != 16 && bits != 32 && bits != 64)) {
-    return std::nullopt;
+      (bits != 8 && bits != 16 && bits != 32 && bits != 64) || in.ElementCount() == 0) {
+    return std::nullopt;  // an empty array's buffer must not be touched
   }
   // The operand's dimensions of size > 1 in the result's order, each as its
   // position among them in the operand's order.

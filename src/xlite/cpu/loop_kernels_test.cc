@@ -220,19 +220,19 @@ ENTRY e {
   ExpectLoopKernel(R"(
 HloModule big_loop
 cond {
-  s = (s32[], f32[262144]) parameter(0)
+  s = (s32[], f32[1048576]) parameter(0)
   i = s32[] get-tuple-element(s), index=0
   ROOT lt = pred[] compare(i, s32[] constant(2)), direction=LT
 }
 body {
-  s = (s32[], f32[262144]) parameter(0)
+  s = (s32[], f32[1048576]) parameter(0)
   i = s32[] get-tuple-element(s), index=0
-  v = f32[262144] get-tuple-element(s), index=1
-  ROOT t = (s32[], f32[262144]) tuple(s32[] add(i, s32[] constant(1)), f32[262144] sine(v))
+  v = f32[1048576] get-tuple-element(s), index=1
+  ROOT t = (s32[], f32[1048576]) tuple(s32[] add(i, s32[] constant(1)), f32[1048576] sine(v))
 }
 ENTRY e {
-  x = f32[262144] parameter(0)
-  ROOT w = (s32[], f32[262144]) while((s32[], f32[262144]) tuple(s32[] constant(0), x)), condition=cond, body=body
+  x = f32[1048576] parameter(0)
+  ROOT w = (s32[], f32[1048576]) while((s32[], f32[1048576]) tuple(s32[] constant(0), x)), condition=cond, body=body
 })",
                    false);
 }

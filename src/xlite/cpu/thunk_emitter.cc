@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "xlite/analysis/shape_util.h"
 #include "xlite/cpu/control_flow_thunks.h"
@@ -92,30 +93,36 @@ ThunkEmitter::ThunkEmitter(const BufferAssignment& assignment, ThunkEmitterOptio
   if (!options_.poison_dead_slices || assignment_.temp_allocation() < 0) return;
   const BufferAllocation& temp = assignment_.allocations()[assignment_.temp_allocation()];
   const HloLiveRange& live = assignment_.live_range();
-  absl::flat_hash_map<int64_t, std::vector<BufferSlice>> made_at;
+  // A temp that dies where a result taking its bytes is made (buffer
+  // assignment's in-place sharing: the same slice, made by an instruction
+  // reading it) holds that result: not poisoned. Any other overlap stays
+  // poisoned, so a planner error still shows.
+  const HloAliasAnalysis& alias = assignment_.alias_analysis();
+  absl::flat_hash_set<std::pair<int64_t, int64_t>> taken;  // (time, offset)
   for (const auto& [buffer, offset] : temp.buffers()) {
     const LiveRange* range = live.buffer_live_range(*buffer);
-    if (range == nullptr || range->start < 0) continue;
+    if (range == nullptr || range->start < 0 || buffer->values().size() != 1) continue;
+    const HloInstruction& user = *buffer->values()[0]->defining_instruction();
+    for (const HloInstruction* operand : user.operands()) {
+      const HloBuffer* read = alias.GetBufferAt(operand);
+      if (read == nullptr || read == buffer) continue;
+      std::optional<BufferSlice> s = assignment_.GetSlice(operand, {});
+      const LiveRange* read_range = live.buffer_live_range(*read);
+      if (s && s->allocation == temp.index() && s->offset == offset && read_range != nullptr &&
+          read_range->end == range->start) {
+        taken.insert({range->start, offset});
+      }
+    }
+  }
+  for (const auto& [buffer, offset] : temp.buffers()) {
+    const LiveRange* range = live.buffer_live_range(*buffer);
+    if (range == nullptr || range->start < 0 || taken.contains({range->end, offset})) continue;
     int64_t size = 0;
     for (const HloValue* v : buffer->values()) {
       if (std::optional<BufferSlice> s = assignment_.GetSlice(*v)) size = std::max(size, s->size);
     }
-    if (size <= 0) continue;
-    poison_at_[range->end].push_back(BufferSlice{temp.index(), offset, size});
-    made_at[range->start].push_back(BufferSlice{temp.index(), offset, size});
+    if (size > 0) poison_at_[range->end].push_back(BufferSlice{temp.index(), offset, size});
   }
-  // A buffer that dies where a result taking its bytes is made (buffer
-  // assignment's in-place sharing) holds that result: not poisoned.
-  for (auto& [time, slices] : poison_at_) {
-    auto made = made_at.find(time);
-    if (made == made_at.end()) continue;
-    std::erase_if(slices, [&](const BufferSlice& dead) {
-      return std::any_of(made->second.begin(), made->second.end(), [&](const BufferSlice& s) {
-        return s.offset < dead.offset + dead.size && dead.offset < s.offset + s.size;
-      });
-    });
-  }
-  absl::erase_if(poison_at_, [](const auto& entry) { return entry.second.empty(); });
 }
 
 ThunkEmitter::~ThunkEmitter() = default;
