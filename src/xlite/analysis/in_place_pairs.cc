@@ -198,4 +198,19 @@ bool MayShareOperandBuffer(const HloInstruction& user, int64_t operand_number,
   return true;
 }
 
+bool EveryReadMayShare(const std::vector<const HloValue*>& values, const HloInstruction& user,
+                       const ShapeIndex& output) {
+  bool reads = false;
+  for (const HloValue* v : values) {
+    for (const HloUse& use : v->uses()) {
+      if (use.instruction != &user) continue;
+      reads = true;
+      if (!use.operand_index.empty() || !MayShareOperandBuffer(user, use.operand_number, output)) {
+        return false;
+      }
+    }
+  }
+  return reads;
+}
+
 }  // namespace xlite

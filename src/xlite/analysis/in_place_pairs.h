@@ -45,6 +45,13 @@ bool MayHaveInPlacePairs(HloOpcode opcode);
 bool MayShareOperandBuffer(const HloInstruction& user, int64_t operand_number,
                            const ShapeIndex& output);
 
+// True if `user` reads `values` (one buffer's: directly, or inside a tuple
+// operand) and every such read is a whole operand that MayShareOperandBuffer
+// lets it write `output` over: then that result may take the buffer's bytes
+// where the buffer dies (buffer assignment's in-place sharing, and its checker).
+bool EveryReadMayShare(const std::vector<const HloValue*>& values, const HloInstruction& user,
+                       const ShapeIndex& output);
+
 }  // namespace xlite
 
 #endif  // XLITE_ANALYSIS_IN_PLACE_PAIRS_H_

@@ -276,32 +276,13 @@ class BufferAssigner {
         }
         const LiveRange* operand_range = live.buffer_live_range(*operand);
         if (operand_range == nullptr || operand_range->end != range->start) continue;
-        if (!EveryReadMayShare(*operand, user, value.defining_index())) continue;
+        if (!EveryReadMayShare(operand->values(), user, value.defining_index())) continue;
         taken[it->second] = true;
         host[i] = it->second;
         break;
       }
     }
     return host;
-  }
-
-  // Whether `user` reads `operand` (any of its values, directly or inside a
-  // tuple operand) only where it may write `output` over it: every use a
-  // whole operand that MayShareOperandBuffer allows.
-  static bool EveryReadMayShare(const HloBuffer& operand, const HloInstruction& user,
-                                const ShapeIndex& output) {
-    bool reads = false;
-    for (const HloValue* v : operand.values()) {
-      for (const HloUse& use : v->uses()) {
-        if (use.instruction != &user) continue;
-        reads = true;
-        if (!use.operand_index.empty() ||
-            !MayShareOperandBuffer(user, use.operand_number, output)) {
-          return false;
-        }
-      }
-    }
-    return reads;
   }
 
   // The heap for `plans`, a buffer sharing its operand's bytes

@@ -199,19 +199,8 @@ class Checker {
       if (user != sequence[r.start]) continue;
       for (const Rect* candidate : it->second) {
         if (candidate == &r || candidate->size != r.size) continue;
-        const HloBuffer* operand = candidate->buffer;
-        // Every read of it by `user`, directly or inside a tuple operand.
-        bool reads = false, may_share = true;
-        for (const HloValue* v : operand->values()) {
-          for (const HloUse& use : v->uses()) {
-            if (use.instruction != user) continue;
-            reads = true;
-            may_share = may_share && use.operand_index.empty() &&
-                        MayShareOperandBuffer(*user, use.operand_number, value.defining_index());
-          }
-        }
-        if (reads && may_share) {
-          r.takes_over = operand;
+        if (EveryReadMayShare(candidate->buffer->values(), *user, value.defining_index())) {
+          r.takes_over = candidate->buffer;
           break;
         }
       }

@@ -994,56 +994,6 @@ ENTRY e {
   EXPECT_EQ(untouched, one);
 }
 
-// Transposes that swap two groups of dimensions move 16 x 16 tiles (8 x 8
-// for 64-bit elements) through vector registers; partial tiles at the edges
-// go element by element. Partitions are whole tiles: the tile count says the
-// tiled path was taken.
-TEST(CodegenDataMovement, TransposesMoveInTiles) {
-  Options exact;
-  exact.exact = true;
-  struct Case {
-    const char* from;
-    const char* to;
-    const char* permutation;
-    int64_t tiles;  // max_partitions; 0: not tiled
-  };
-  const Case cases[] = {
-      // NHWC -> NCHW: [2, 20*19, 40] -> [2, 40, 20*19], edges on both sides.
-      {"[2,20,19,40]", "[2,40,20,19]", "0,3,1,2", 2 * 24 * 3},
-      {"[2,40,20,19]", "[2,20,19,40]", "0,2,3,1", 2 * 3 * 24},
-      {"[48,32]", "[32,48]", "1,0", 3 * 2},              // whole tiles only
-      {"[1,33,1,17]", "[17,1,33,1]", "3,2,1,0", 3 * 2},  // dimensions of size 1 dropped
-      {"[5,18,3,17]", "[5,17,18,3]", "0,3,1,2", 5 * 4 * 2},
-      {"[4,5,6]", "[6,4,5]", "2,0,1", 0},        // too small
-      {"[20,30,40]", "[30,20,40]", "1,0,2", 0},  // the minor dimension stays: rows copy
-      {"[32,0,32]", "[32,0,32]", "2,1,0", 0},    // empty: nothing to move, nothing touched
-  };
-  for (const std::string type : {"f32", "bf16", "s8", "f64", "pred", "c64", "c128", "s4"}) {
-    const int bits = 8 * PrimitiveByteWidth(*PrimitiveTypeFromName(type));
-    const int64_t t = bits == 64 ? 8 : 16;
-    for (const Case& c : cases) {
-      const std::string hlo = absl::StrCat("HloModule m\nENTRY e {\n  p = ", type, c.from,
-                                           " parameter(0)\n  ROOT r = ", type, c.to,
-                                           " transpose(p), dimensions={", c.permutation, "}\n}\n");
-      Check(hlo, exact);
-      auto module = ParseHloModule(hlo);
-      ASSERT_TRUE(module.ok()) << module.status();
-      auto kernels =
-          SharedJit().Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}});
-      ASSERT_TRUE(kernels.ok()) << kernels.status();
-      if (absl::StrContains(c.from, ",0,")) {
-        EXPECT_EQ((*kernels)[0].max_partitions, 1) << hlo;  // the elemental loop, empty
-      } else if (bits > 64 || c.tiles == 0) {
-        EXPECT_NE((*kernels)[0].max_partitions, c.tiles) << hlo;
-      } else if (t == 16) {
-        EXPECT_EQ((*kernels)[0].max_partitions, c.tiles) << hlo;
-      } else {
-        EXPECT_GT((*kernels)[0].max_partitions, c.tiles) << hlo;  // 8 x 8 tiles: more of them
-      }
-    }
-  }
-}
-
 TEST(CodegenPartitions, GranulesAreWholeRowsWhenThereAreEnough) {
   // 64 rows or more, or rows shorter than 64 elements: granules of whole rows
   // of at least 64 elements; a few long rows: granules of 64 elements.
@@ -1082,6 +1032,69 @@ std::string ReadText(const std::string& path) {
   while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
   std::fclose(f);
   return text;
+}
+
+// A Jit that writes the IR of each module it compiles under `dir`; nullptr
+// (and a test failure) when it cannot be made.
+std::unique_ptr<Jit> DumpingJit(const std::string& dir) {
+  JitOptions options;
+  options.dump_to = dir;
+  absl::StatusOr<std::unique_ptr<Jit>> jit = Jit::Create(options);
+  if (!jit.ok()) {
+    ADD_FAILURE() << jit.status();
+    return nullptr;
+  }
+  return std::move(*jit);
+}
+
+// Transposes that swap two groups of dimensions move 16 x 16 tiles (8 x 8
+// for 64-bit elements) through vector registers; partial tiles at the edges
+// go element by element; partitions are whole tiles. Others (too small, the
+// minor dimension kept, empty, 128-bit elements) keep the elemental loop.
+TEST(CodegenDataMovement, TransposesMoveInTiles) {
+  Options exact;
+  exact.exact = true;
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* permutation;
+    int64_t batch, a, b;  // the operand as [batch, a, b]; batch 0: not tiled
+  };
+  const Case cases[] = {
+      // NHWC -> NCHW: [2, 20*19, 40] -> [2, 40, 20*19], edges on both sides.
+      {"[2,20,19,40]", "[2,40,20,19]", "0,3,1,2", 2, 380, 40},
+      {"[2,40,20,19]", "[2,20,19,40]", "0,2,3,1", 2, 40, 380},
+      {"[48,32]", "[32,48]", "1,0", 1, 48, 32},              // whole tiles only
+      {"[1,33,1,17]", "[17,1,33,1]", "3,2,1,0", 1, 33, 17},  // dimensions of size 1 dropped
+      {"[5,18,3,17]", "[5,17,18,3]", "0,3,1,2", 5, 54, 17},
+      {"[4,5,6]", "[6,4,5]", "2,0,1", 0, 0, 0},        // too small
+      {"[20,30,40]", "[30,20,40]", "1,0,2", 0, 0, 0},  // the minor dimension stays: rows copy
+      {"[32,0,32]", "[32,0,32]", "2,1,0", 0, 0, 0},    // empty: nothing to move, nothing touched
+  };
+  const std::string dir = ::testing::TempDir() + "/codegen_transpose";
+  for (const std::string type : {"f32", "bf16", "s8", "f64", "pred", "c64", "c128", "s4"}) {
+    const int bits = 8 * PrimitiveByteWidth(*PrimitiveTypeFromName(type));
+    const int64_t t = bits == 64 ? 8 : 16;
+    for (const Case& c : cases) {
+      const std::string hlo = absl::StrCat("HloModule m\nENTRY e {\n  p = ", type, c.from,
+                                           " parameter(0)\n  ROOT r = ", type, c.to,
+                                           " transpose(p), dimensions={", c.permutation, "}\n}\n");
+      Check(hlo, exact);
+      auto module = ParseHloModule(hlo);
+      ASSERT_TRUE(module.ok()) << module.status();
+      std::unique_ptr<Jit> jit = DumpingJit(dir);  // each module's dump under its own name
+      ASSERT_NE(jit, nullptr);
+      auto kernels =
+          jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, "t");
+      ASSERT_TRUE(kernels.ok()) << kernels.status();
+      const bool tiled = c.batch > 0 && bits <= 64;
+      EXPECT_EQ(absl::StrContains(ReadText(dir + "/t.ir-no-opt.ll"), "tile.loop"), tiled) << hlo;
+      if (tiled) {
+        EXPECT_EQ((*kernels)[0].max_partitions, c.batch * ((c.a + t - 1) / t) * ((c.b + t - 1) / t))
+            << hlo;
+      }
+    }
+  }
 }
 
 // Independent kernels compile as several modules on several threads; the
@@ -1149,10 +1162,8 @@ TEST(CodegenLoops, LoopFusionUpdatesItsOperandInPlaceStillVectorized) {
   // broadcast value carry !noalias against the outputs (so LLVM may read it
   // once per row).
   const std::string dir = ::testing::TempDir() + "/codegen_in_place";
-  JitOptions options;
-  options.dump_to = dir;
-  auto jit = Jit::Create(options);
-  ASSERT_TRUE(jit.ok()) << jit.status();
+  std::unique_ptr<Jit> jit = DumpingJit(dir);
+  ASSERT_NE(jit, nullptr);
   auto module = ParseHloModule(R"(
 HloModule m
 fused {
@@ -1174,8 +1185,8 @@ ENTRY e {
   ROOT r = (f32[8,256], f32[8,256]) fusion(c0, f, g, s), kind=kLoop, calls=fused
 })");
   ASSERT_TRUE(module.ok()) << module.status();
-  auto kernels = (*jit)->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}},
-                                 "module_0001.in_place");
+  auto kernels = jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}},
+                              "module_0001.in_place");
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   std::vector<float> c(8 * 256), f(8 * 256), g(8 * 256), h(8 * 256), s(8);
   for (int k = 0; k < 8 * 256; ++k) {
@@ -1206,10 +1217,8 @@ ENTRY e {
 // the third slice (1024 + 64 h + j) and left that loop scalar.
 TEST(CodegenIndexing, ReshapesThroughUnitDimensionsIndexWithoutRemainders) {
   const std::string dir = ::testing::TempDir() + "/codegen_unit_dims";
-  JitOptions options;
-  options.dump_to = dir;
-  auto jit = Jit::Create(options);
-  ASSERT_TRUE(jit.ok()) << jit.status();
+  std::unique_ptr<Jit> jit = DumpingJit(dir);
+  ASSERT_NE(jit, nullptr);
   const std::string hlo = R"(
 HloModule m
 fused {
@@ -1234,8 +1243,8 @@ ENTRY e {
   Check(hlo, exact);
   auto module = ParseHloModule(hlo);
   ASSERT_TRUE(module.ok()) << module.status();
-  auto kernels = (*jit)->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}},
-                                 "module_0001.bias");
+  auto kernels = jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}},
+                              "module_0001.bias");
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   const std::string before = ReadText(dir + "/module_0001.bias.ir-no-opt.ll");
   const std::string after = ReadText(dir + "/module_0001.bias.ir-with-opt.ll");
@@ -1254,11 +1263,9 @@ ENTRY e {
 // it saves there).
 TEST(CodegenReduction, ColumnReductionFoldsEightRowsPerAccumulatorStore) {
   const std::string dir = ::testing::TempDir() + "/codegen_column_reduce";
-  JitOptions options;
-  options.dump_to = dir;
   for (const int rows : {260, 20}) {
-    auto jit = Jit::Create(options);  // each module's dump under its own name
-    ASSERT_TRUE(jit.ok()) << jit.status();
+    std::unique_ptr<Jit> jit = DumpingJit(dir);  // each module's dump under its own name
+    ASSERT_NE(jit, nullptr);
     auto module = ParseHloModule(absl::StrCat(R"(
 HloModule m
 add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
@@ -1271,7 +1278,7 @@ ENTRY e {
     ASSERT_TRUE(module.ok()) << module.status();
     const std::string name = absl::StrCat("module_0001.cols", rows);
     auto kernels =
-        (*jit)->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, name);
+        jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, name);
     ASSERT_TRUE(kernels.ok()) << kernels.status();
     std::vector<float> a(rows * 64), r(64, -1.0f);
     for (int k = 0; k < rows * 64; ++k) a[k] = 1.0f / static_cast<float>(1 + (k * 7919) % 1000);
@@ -1301,11 +1308,9 @@ ENTRY e {
 
 TEST(CodegenJit, DumpsIrBeforeAndAfterOptimization) {
   const std::string dir = ::testing::TempDir() + "/codegen_dump";
-  JitOptions options;
-  options.dump_to = dir;
-  auto jit = Jit::Create(options);
-  ASSERT_TRUE(jit.ok()) << jit.status();
-  EXPECT_FALSE((*jit)->cpu_name().empty());
+  std::unique_ptr<Jit> jit = DumpingJit(dir);
+  ASSERT_NE(jit, nullptr);
+  EXPECT_FALSE(jit->cpu_name().empty());
   auto module = ParseHloModule(R"(
 HloModule m
 ENTRY e {
@@ -1324,7 +1329,7 @@ ENTRY e {
 })");
   ASSERT_TRUE(module2.ok());
   const HloInstruction* product = (*module2)->entry_computation()->root_instruction();
-  auto kernels = (*jit)->Compile({KernelSpec{root}, KernelSpec{root, "second"}}, "module_0001.m");
+  auto kernels = jit->Compile({KernelSpec{root}, KernelSpec{root, "second"}}, "module_0001.m");
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   ASSERT_EQ(kernels->size(), 2u);
   EXPECT_EQ((*kernels)[0].name, "sum_1");
@@ -1337,13 +1342,13 @@ ENTRY e {
             std::string::npos)
       << before;
   EXPECT_NE(before.find("\"prefer-vector-width\"=\"512\""), std::string::npos);
-  EXPECT_NE(before.find("\"target-cpu\"=\"" + (*jit)->cpu_name() + "\""), std::string::npos);
+  EXPECT_NE(before.find("\"target-cpu\"=\"" + jit->cpu_name() + "\""), std::string::npos);
   // The optimized loop is vectorized.
   EXPECT_NE(after.find("<16 x float>"), std::string::npos) << after;
   EXPECT_EQ(before.find("@second"), std::string::npos) << before;
   // A second module gets its own files; names stay unique within the Jit; a
   // kernel compiled before is not compiled again.
-  auto again = (*jit)->Compile({KernelSpec{root}, KernelSpec{product, "sum.1"}}, "module_0001.m");
+  auto again = jit->Compile({KernelSpec{root}, KernelSpec{product, "sum.1"}}, "module_0001.m");
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)[0].name, "sum_1");
   EXPECT_EQ((*again)[0].function, (*kernels)[0].function);
@@ -1635,10 +1640,8 @@ TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
   for (size_t i = 0; i < y.size(); ++i) y[i] = 0.37f * static_cast<float>(i % 61) - 11.0f;
   const std::string n = std::to_string(x.size());
   const std::string dir = ::testing::TempDir() + "/codegen_libmvec";
-  JitOptions options;
-  options.dump_to = dir;
-  auto jit = Jit::Create(options);
-  ASSERT_TRUE(jit.ok()) << jit.status();
+  std::unique_ptr<Jit> jit = DumpingJit(dir);
+  ASSERT_NE(jit, nullptr);
   auto module = ParseHloModule("HloModule m\nENTRY e {\n  x = f32[" + n +
                                "] parameter(0)\n  y = f32[" + n + "] parameter(1)\n  s = f32[" + n +
                                "] sine(x)\n  c = f32[" + n + "] cosine(x)\n  ax = f32[" + n +
@@ -1646,12 +1649,12 @@ TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
                                "], f32[" + n + "], f32[" + n + "]) tuple(s, c, p)\n}\n");
   ASSERT_TRUE(module.ok()) << module.status();
   const HloInstruction* root = (*module)->entry_computation()->root_instruction();
-  auto kernels = (*jit)->Compile(
+  auto kernels = jit->Compile(
       {KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}, KernelSpec{root->operand(2)}},
       "module_0001.m");
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   // The vector variants on hosts with AVX2 (the JIT maps to libmvec only there).
-  if (absl::StrContains((*jit)->cpu_features(), "+avx2")) {
+  if (absl::StrContains(jit->cpu_features(), "+avx2")) {
     const std::string optimized = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
     EXPECT_NE(optimized.find("@_ZGVdN8v_sinf"), std::string::npos);
     EXPECT_NE(optimized.find("@_ZGVdN8v_cosf"), std::string::npos);

@@ -548,16 +548,30 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
             b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(k, I64(a)), i0), I64(b)), j0);
         Value* to =
             b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(k, I64(b)), j0), I64(a)), i0);
-        Value* whole = b_.CreateAnd(b_.CreateICmpULE(b_.CreateAdd(i0, I64(t)), I64(a)),
-                                    b_.CreateICmpULE(b_.CreateAdd(j0, I64(t)), I64(b)));
+        // The tile's rows and columns inside the arrays: t of each but at the edges.
+        auto extent = [&](Value* first, int64_t size) {
+          Value* past = b_.CreateAdd(first, I64(t));
+          return b_.CreateSub(b_.CreateSelect(b_.CreateICmpULT(past, I64(size)), past, I64(size)),
+                              first);
+        };
+        Value* rows = extent(i0, a);
+        Value* columns = extent(j0, b);
+        Value* whole =
+            b_.CreateAnd(b_.CreateICmpEQ(rows, I64(t)), b_.CreateICmpEQ(columns, I64(t)));
+        // An element, or a vector of t, at an element offset.
+        auto load = [&](llvm::Type* type, Value* offset) {
+          return b_.CreateAlignedLoad(type, b_.CreateInBoundsGEP(element, src, offset), align);
+        };
+        auto store = [&](Value* x, Value* offset) {
+          b_.CreateAlignedStore(x, b_.CreateInBoundsGEP(element, dst, offset), align);
+        };
         return e_
             .If(
                 whole,
                 [&]() -> absl::StatusOr<IrValues> {
-                  std::vector<Value*> rows(t);
+                  std::vector<Value*> lines(t);
                   for (int64_t r = 0; r < t; ++r) {
-                    Value* at = b_.CreateInBoundsGEP(element, src, b_.CreateAdd(from, I64(r * b)));
-                    rows[r] = b_.CreateAlignedLoad(vector, at, align);
+                    lines[r] = load(vector, b_.CreateAdd(from, I64(r * b)));
                   }
                   for (int64_t s = t / 2; s >= 1; s /= 2) {
                     std::vector<int> low(t), high(t);
@@ -567,45 +581,26 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
                     }
                     for (int64_t r = 0; r < t; ++r) {
                       if (r & s) continue;
-                      Value* upper = rows[r];
-                      Value* lower = rows[r | s];
-                      rows[r] = b_.CreateShuffleVector(upper, lower, low);
-                      rows[r | s] = b_.CreateShuffleVector(upper, lower, high);
+                      Value* upper = lines[r];
+                      Value* lower = lines[r | s];
+                      lines[r] = b_.CreateShuffleVector(upper, lower, low);
+                      lines[r | s] = b_.CreateShuffleVector(upper, lower, high);
                     }
                   }
-                  for (int64_t c = 0; c < t; ++c) {
-                    Value* at = b_.CreateInBoundsGEP(element, dst, b_.CreateAdd(to, I64(c * a)));
-                    b_.CreateAlignedStore(rows[c], at, align);
-                  }
+                  for (int64_t c = 0; c < t; ++c) store(lines[c], b_.CreateAdd(to, I64(c * a)));
                   return IrValues{};
                 },
                 [&]() -> absl::StatusOr<IrValues> {
-                  Value* rows = b_.CreateSub(
-                      b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(i0, I64(t)), I64(a)),
-                                      b_.CreateAdd(i0, I64(t)), I64(a)),
-                      i0);
-                  Value* columns = b_.CreateSub(
-                      b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(j0, I64(t)), I64(b)),
-                                      b_.CreateAdd(j0, I64(t)), I64(b)),
-                      j0);
                   RETURN_IF_ERROR(e_.ForLoop(
                       I64(0), columns,
                       [&](Value* c) -> absl::Status {
                         return e_.ForLoop(
                             I64(0), rows,
                             [&](Value* r) -> absl::Status {
-                              Value* x = b_.CreateAlignedLoad(
-                                  element,
-                                  b_.CreateInBoundsGEP(
-                                      element, src,
-                                      b_.CreateAdd(from, b_.CreateAdd(b_.CreateMul(r, I64(b)), c))),
-                                  align);
-                              b_.CreateAlignedStore(
-                                  x,
-                                  b_.CreateInBoundsGEP(
-                                      element, dst,
-                                      b_.CreateAdd(to, b_.CreateAdd(b_.CreateMul(c, I64(a)), r))),
-                                  align);
+                              store(load(element,
+                                         b_.CreateAdd(from,
+                                                      b_.CreateAdd(b_.CreateMul(r, I64(b)), c))),
+                                    b_.CreateAdd(to, b_.CreateAdd(b_.CreateMul(c, I64(a)), r)));
                               return absl::OkStatus();
                             },
                             "edge_row.");

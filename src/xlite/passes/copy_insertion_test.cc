@@ -40,6 +40,15 @@ Inserted Insert(const std::string& hlo) {
   return r;
 }
 
+// The explanations of the copies made for a while body's state.
+std::vector<std::string> WhileBodyCopies(const Inserted& r) {
+  std::vector<std::string> body_copies;
+  for (const InsertedCopy& c : r.copies) {
+    if (c.reason == CopyReason::kWhileBody) body_copies.push_back(c.explanation);
+  }
+  return body_copies;
+}
+
 int CountCopies(const std::string& text) {
   int n = 0;
   for (size_t at = text.find(" copy("); at != std::string::npos; at = text.find(" copy(", at + 1)) {
@@ -253,10 +262,7 @@ ENTRY e {
   ROOT r = f32[8] get-tuple-element(loop), index=0
 }
 )");
-  std::vector<std::string> body_copies;
-  for (const InsertedCopy& c : r.copies) {
-    if (c.reason == CopyReason::kWhileBody) body_copies.push_back(c.explanation);
-  }
+  const std::vector<std::string> body_copies = WhileBodyCopies(r);
   // Only the reversed state needs its copy.
   ASSERT_EQ(body_copies.size(), 1u) << r.text;
   EXPECT_TRUE(absl::StrContains(body_copies[0], "{3}")) << body_copies[0];
@@ -319,10 +325,7 @@ ENTRY e {
   ROOT r = f32[8] get-tuple-element(loop), index=0
 }
 )");
-  std::vector<std::string> body_copies;
-  for (const InsertedCopy& c : r.copies) {
-    if (c.reason == CopyReason::kWhileBody) body_copies.push_back(c.explanation);
-  }
+  const std::vector<std::string> body_copies = WhileBodyCopies(r);
   ASSERT_EQ(body_copies.size(), 1u) << r.text;
   EXPECT_TRUE(absl::StrContains(body_copies[0], "{1}")) << body_copies[0];
   EXPECT_TRUE(absl::StrContains(r.text, "x1 = f32[8]{0} fusion(x)")) << r.text;
