@@ -15,44 +15,210 @@
 namespace xlite::cpu {
 namespace {
 
-// A kLoop fusion with one array result that the kernel emitter computes
-// element by element (its root is elementwise or moves data): merging it
-// into a tuple-rooted fusion keeps the kernel it would get alone.
-bool IsSibling(const HloInstruction& instr) {
+// A root the kernel emitter computes element by element: an elementwise op
+// or data movement.
+bool IsElementalRoot(const HloInstruction& root) {
+  return (HloOpcodeTraits(root.opcode()) & kElementwise) || IsElementalDataMovement(root.opcode());
+}
+
+// A kLoop fusion without control edges calling one computation.
+const HloComputation* LoopFusionBody(const HloInstruction& instr) {
   if (instr.opcode() != HloOpcode::kFusion || instr.attrs().fusion_kind != "kLoop" ||
-      !instr.shape().IsArray() || !instr.control_predecessors().empty() ||
-      !instr.control_successors().empty() || instr.called_computations().size() != 1 ||
-      instr.called_computations()[0] == nullptr) {
+      !instr.control_predecessors().empty() || !instr.control_successors().empty() ||
+      instr.called_computations().size() != 1 || instr.called_computations()[0] == nullptr ||
+      instr.called_computations()[0]->root_instruction() == nullptr) {
+    return nullptr;
+  }
+  return instr.called_computations()[0];
+}
+
+// A kLoop fusion with one array result that the kernel emitter computes
+// element by element: merging it into a tuple-rooted fusion keeps the kernel
+// it would get alone.
+bool IsSibling(const HloInstruction& instr) {
+  const HloComputation* body = LoopFusionBody(instr);
+  return body != nullptr && instr.shape().IsArray() && IsElementalRoot(*body->root_instruction());
+}
+
+// A sibling, or a multi-output fusion made of siblings (a tuple root of
+// elemental roots of one set of dimensions, read only through
+// get-tuple-elements): what a producer may join as one more output.
+bool IsConsumer(const HloInstruction& instr) {
+  if (IsSibling(instr)) return true;
+  const HloComputation* body = LoopFusionBody(instr);
+  if (body == nullptr || !instr.shape().IsTuple() || instr.parent()->root_instruction() == &instr) {
     return false;
   }
-  const HloInstruction* root = instr.called_computations()[0]->root_instruction();
-  if (root == nullptr) return false;
-  return (HloOpcodeTraits(root->opcode()) & kElementwise) ||
-         IsElementalDataMovement(root->opcode());
+  const HloInstruction& root = *body->root_instruction();
+  if (root.opcode() != HloOpcode::kTuple || root.operand_count() == 0) return false;
+  for (const HloInstruction* element : root.operands()) {
+    if (!element->shape().IsArray() || !IsElementalRoot(*element) ||
+        element->shape().dimensions() != root.operand(0)->shape().dimensions()) {
+      return false;
+    }
+  }
+  for (const HloInstruction* user : instr.users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
+  }
+  return true;
+}
+
+// The dimensions every result of a sibling or consumer has.
+const std::vector<int64_t>& ResultDimensions(const HloInstruction& fusion) {
+  return fusion.shape().IsArray() ? fusion.shape().dimensions()
+                                  : fusion.shape().tuple_shapes(0).dimensions();
 }
 
 int64_t Size(const HloInstruction& fusion) {
   return static_cast<int64_t>(fusion.called_computations()[0]->instructions().size());
 }
 
-class SiblingFusion {
+// What both kinds of merge share: the computation's post order (a walk for
+// dependences prunes by it), kept current after every merge, and the removal
+// of merged fusions.
+class Merger {
  public:
-  SiblingFusion(HloModule& module, HloComputation& computation, NameUniquer& names,
-                NameUniquer& computation_names)
+  Merger(HloModule& module, HloComputation& computation, NameUniquer& names,
+         NameUniquer& computation_names)
       : module_(module),
         computation_(computation),
         names_(names),
         computation_names_(computation_names) {}
 
-  bool Run() {
+ protected:
+  // Positions in a post order of the computation as it is now. A merge
+  // moves dependences (a reader of one member now waits for all of them),
+  // so positions are made again after each.
+  std::vector<HloInstruction*> Reposition() {
     std::vector<HloInstruction*> order = computation_.MakeInstructionPostOrder();
+    position_.clear();
     for (size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
+    return order;
+  }
+
+  // True if `to` depends on `from` through operands or control edges (both
+  // in this computation). A path from `from` runs through instructions after
+  // it in post order (operands from elsewhere, in malformed input, are walked
+  // through).
+  bool Reaches(const HloInstruction* from, const HloInstruction* to) const {
+    const size_t floor = position_.at(from);
+    std::vector<const HloInstruction*> stack = {to};
+    absl::flat_hash_set<const HloInstruction*> seen;
+    while (!stack.empty()) {
+      const HloInstruction* i = stack.back();
+      stack.pop_back();
+      if (i == from) return true;
+      if (!seen.insert(i).second) continue;
+      for (const HloInstruction* op : i->operands()) {
+        auto it = position_.find(op);
+        if (it == position_.end() || it->second >= floor) stack.push_back(op);
+      }
+      for (const HloInstruction* op : i->control_predecessors()) {
+        auto it = position_.find(op);
+        if (it == position_.end() || it->second >= floor) stack.push_back(op);
+      }
+    }
+    return false;
+  }
+
+  // Clones `fusion`'s body into `builder`; parameters reading an instruction
+  // in `bound` become its value there, the others parameters of the new
+  // fusion. Returns the clones of its results: the root's, or the elements
+  // of a tuple root (not cloned).
+  std::vector<HloInstruction*> CloneBody(
+      FusedComputationBuilder& builder, const HloInstruction& fusion,
+      const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& bound = {}) {
+    const HloComputation& fused = *fusion.called_computations()[0];
+    const HloInstruction* root = fused.root_instruction();
+    const bool tuple_root = root->opcode() == HloOpcode::kTuple;
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+    for (HloInstruction* instr : fused.MakeInstructionPostOrder()) {
+      if (instr == root && tuple_root) continue;
+      if (instr->opcode() == HloOpcode::kParameter) {
+        HloInstruction* operand = fusion.operand(instr->attrs().parameter_number);
+        auto it = bound.find(operand);
+        map[instr] = it != bound.end() ? it->second : builder.Parameter(operand);
+        continue;
+      }
+      std::vector<HloInstruction*> operands;
+      for (const HloInstruction* op : instr->operands()) operands.push_back(map.at(op));
+      HloInstruction* clone = builder.Clone(*instr, operands);
+      clones_.push_back({clone, instr->name()});
+      map[instr] = clone;
+    }
+    if (!tuple_root) return {map.at(root)};
+    std::vector<HloInstruction*> results;
+    for (const HloInstruction* element : root->operands()) results.push_back(map.at(element));
+    return results;
+  }
+
+  // After a merge removed the fused computations cloned from: each clone
+  // takes its original's name (the names stay those of the program).
+  void RestoreNames() {
+    for (const auto& [clone, name] : clones_) {
+      if (names_.TryTake(name)) {
+        names_.Release(clone->name());
+        clone->set_name(name);
+      }
+    }
+    clones_.clear();
+  }
+
+  // A get-tuple-element of `merged` that stands for `fusion` (and takes its
+  // name), then `fusion` gone.
+  HloInstruction* ReplaceByElement(HloInstruction* fusion, HloInstruction* merged, int64_t index) {
+    auto gte = std::make_unique<HloInstruction>(HloOpcode::kGetTupleElement,
+                                                names_.Get(fusion->name()), fusion->shape());
+    gte->attrs().tuple_index = index;
+    gte->AppendOperand(merged);
+    HloInstruction* element = computation_.AddInstruction(std::move(gte));
+    const bool was_root = fusion == computation_.root_instruction();
+    fusion->ReplaceAllUsesWith(element);
+    if (was_root) computation_.set_root_instruction(element);
+    const std::string name = fusion->name();
+    Remove(fusion);
+    // The element takes the fusion's name: its users read the same value.
+    if (names_.TryTake(name)) {
+      names_.Release(element->name());
+      element->set_name(name);
+    }
+    return element;
+  }
+
+  // Removes a fusion nothing reads any more, with its body (whose names
+  // are free again).
+  void Remove(HloInstruction* fusion) {
+    HloComputation* old = fusion->called_computations()[0];
+    for (const auto& instr : old->instructions()) names_.Release(instr->name());
+    names_.Release(fusion->name());
+    merged_.insert(fusion);
+    fusion->DetachFromOperands();
+    computation_.RemoveInstruction(fusion);
+    module_.RemoveComputation(old);
+  }
+
+  HloModule& module_;
+  HloComputation& computation_;
+  NameUniquer& names_;
+  NameUniquer& computation_names_;
+  absl::flat_hash_map<const HloInstruction*, size_t> position_;
+  absl::flat_hash_set<const HloInstruction*> merged_;  // removed: compared by address only
+  std::vector<std::pair<HloInstruction*, std::string>> clones_;  // since the last RestoreNames
+};
+
+// Siblings: fusions reading a common operand.
+class SiblingFusion : public Merger {
+ public:
+  using Merger::Merger;
+
+  bool Run() {
+    std::vector<HloInstruction*> order = Reposition();
     bool changed = false;
     for (HloInstruction* shared : order) {
       if (merged_.contains(shared)) continue;  // removed by an earlier merge
       std::vector<HloInstruction*> candidates;
       for (HloInstruction* user : shared->users()) {
-        if (!merged_.contains(user) && IsSibling(*user) &&
+        if (IsSibling(*user) &&
             std::find(candidates.begin(), candidates.end(), user) == candidates.end()) {
           candidates.push_back(user);
         }
@@ -76,43 +242,22 @@ class SiblingFusion {
         }
         if (!placed) groups.push_back({c});
       }
+      bool merged = false;
       for (auto& group : groups) {
         if (group.size() < 2) continue;
         Merge(group);
+        merged = true;
+      }
+      if (merged) {
+        Reposition();
         changed = true;
       }
     }
-    if (!changed) return false;
-    computation_.SetInstructionOrder(computation_.MakeInstructionPostOrder());
-    return true;
+    if (changed) computation_.SetInstructionOrder(computation_.MakeInstructionPostOrder());
+    return changed;
   }
 
  private:
-  // True if `to` depends on `from` through operands or control edges (both
-  // in this computation). A path from `from` runs through instructions after
-  // it in post order; instructions made by earlier merges (no position) are
-  // walked through.
-  bool Reaches(const HloInstruction* from, const HloInstruction* to) const {
-    const size_t floor = position_.at(from);
-    std::vector<const HloInstruction*> stack = {to};
-    absl::flat_hash_set<const HloInstruction*> seen;
-    while (!stack.empty()) {
-      const HloInstruction* i = stack.back();
-      stack.pop_back();
-      if (i == from) return true;
-      if (!seen.insert(i).second) continue;
-      for (const HloInstruction* op : i->operands()) {
-        auto it = position_.find(op);
-        if (it == position_.end() || it->second >= floor) stack.push_back(op);
-      }
-      for (const HloInstruction* op : i->control_predecessors()) {
-        auto it = position_.find(op);
-        if (it == position_.end() || it->second >= floor) stack.push_back(op);
-      }
-    }
-    return false;
-  }
-
   bool Fits(const std::vector<HloInstruction*>& group, HloInstruction* c) const {
     if (c->shape().dimensions() != group[0]->shape().dimensions()) return false;
     int64_t size = Size(*c);
@@ -127,24 +272,15 @@ class SiblingFusion {
   }
 
   // One fusion for the group: the union of their operands as parameters,
-  // each member's body cloned onto them, a tuple of their roots.
+  // each member's body cloned onto them, a tuple of their roots. (Groups of
+  // one shared operand are independent of each other: each member reads it,
+  // and a member reaching another group's would reach it.)
   void Merge(const std::vector<HloInstruction*>& group) {
     FusedComputationBuilder builder(module_, computation_, names_, computation_names_);
     std::vector<HloInstruction*> roots;
     std::vector<Shape> shapes;
     for (HloInstruction* member : group) {
-      const HloComputation& fused = *member->called_computations()[0];
-      absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
-      for (HloInstruction* instr : fused.MakeInstructionPostOrder()) {
-        if (instr->opcode() == HloOpcode::kParameter) {
-          map[instr] = builder.Parameter(member->operand(instr->attrs().parameter_number));
-          continue;
-        }
-        std::vector<HloInstruction*> operands;
-        for (const HloInstruction* op : instr->operands()) operands.push_back(map.at(op));
-        map[instr] = builder.Clone(*instr, operands);
-      }
-      roots.push_back(map.at(fused.root_instruction()));
+      roots.push_back(CloneBody(builder, *member)[0]);
       shapes.push_back(member->shape());
     }
     auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, names_.Get("tuple"),
@@ -153,36 +289,123 @@ class SiblingFusion {
     HloInstruction* merged =
         builder.Finish(builder.Add(std::move(tuple)), group[0]->attrs().metadata);
     for (size_t k = 0; k < group.size(); ++k) {
-      HloInstruction* member = group[k];
-      auto gte = std::make_unique<HloInstruction>(HloOpcode::kGetTupleElement,
-                                                  names_.Get(member->name()), member->shape());
-      gte->attrs().tuple_index = static_cast<int64_t>(k);
-      gte->AppendOperand(merged);
-      HloInstruction* element = computation_.AddInstruction(std::move(gte));
-      const bool was_root = member == computation_.root_instruction();
-      member->ReplaceAllUsesWith(element);
-      if (was_root) computation_.set_root_instruction(element);
-      HloComputation* old = member->called_computations()[0];
-      const std::string name = member->name();
-      merged_.insert(member);
-      member->DetachFromOperands();
-      computation_.RemoveInstruction(member);
-      module_.RemoveComputation(old);
-      // The element takes the fusion's name: its users read the same value.
-      names_.Release(name);
-      if (names_.TryTake(name)) {
-        names_.Release(element->name());
-        element->set_name(name);
+      ReplaceByElement(group[k], merged, static_cast<int64_t>(k));
+    }
+    RestoreNames();
+  }
+};
+
+// Producer and consumer: a fusion whose value is stored anyway (read by
+// others too) joins a fusion reading it element for element, as one more
+// output: the consumer's loop computes it where it would have read it, so it
+// is read from memory once less and its kernel goes.
+class ProducerConsumerFusion : public Merger {
+ public:
+  using Merger::Merger;
+
+  bool Run() {
+    std::vector<HloInstruction*> order = Reposition();
+    bool changed = false;
+    for (HloInstruction* consumer : order) {
+      if (merged_.contains(consumer) || !IsConsumer(*consumer)) continue;
+      while (HloInstruction* producer = MergeableProducer(*consumer)) {
+        consumer = Merge(producer, consumer);
+        Reposition();
+        changed = true;
       }
     }
+    if (changed) computation_.SetInstructionOrder(computation_.MakeInstructionPostOrder());
+    return changed;
   }
 
-  HloModule& module_;
-  HloComputation& computation_;
-  NameUniquer& names_;
-  NameUniquer& computation_names_;
-  absl::flat_hash_map<const HloInstruction*, size_t> position_;
-  absl::flat_hash_set<const HloInstruction*> merged_;  // removed: compared by address only
+ private:
+  // The first operand of `consumer` that may join it, or null.
+  HloInstruction* MergeableProducer(const HloInstruction& consumer) const {
+    for (HloInstruction* producer : consumer.operands()) {
+      if (!IsSibling(*producer) || producer->users().size() < 2 ||
+          producer->shape().dimensions() != ResultDimensions(consumer) ||
+          !ReadsElementForElement(consumer, producer) ||
+          Size(consumer) + Size(*producer) > LoopFusion::kMaxFusionSize) {
+        continue;
+      }
+      absl::flat_hash_set<const HloInstruction*> operands(producer->operands().begin(),
+                                                          producer->operands().end());
+      bool cycle = false;
+      for (const HloInstruction* op : consumer.operands()) {
+        // Another path from the producer to the consumer would need the
+        // merged fusion's output before it runs.
+        if (op != producer && Reaches(producer, op)) {
+          cycle = true;
+          break;
+        }
+        if (op != producer) operands.insert(op);
+      }
+      if (!cycle && static_cast<int64_t>(operands.size()) <= LoopFusion::kMaxFusionOperands) {
+        return producer;
+      }
+    }
+    return nullptr;
+  }
+
+  // True if `consumer` computes its element i from `producer`'s element i
+  // alone: every path from a parameter reading it to the root runs through
+  // elementwise ops of the result's dimensions. Computed at element i, the
+  // producer's value is then computed once per element, and stored there.
+  static bool ReadsElementForElement(const HloInstruction& consumer,
+                                     const HloInstruction* producer) {
+    const HloComputation& fused = *consumer.called_computations()[0];
+    const HloInstruction* root = fused.root_instruction();
+    const std::vector<int64_t>& dims = ResultDimensions(consumer);
+    std::vector<const HloInstruction*> stack;
+    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+      if (consumer.operand(i) == producer && i < fused.num_parameters()) {
+        stack.push_back(fused.parameter_instruction(i));
+      }
+    }
+    absl::flat_hash_set<const HloInstruction*> seen;
+    while (!stack.empty()) {
+      const HloInstruction* instr = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* user : instr->users()) {
+        if (user == root && user->opcode() == HloOpcode::kTuple) continue;
+        if (!IsElementwiseOpcode(user->opcode()) || !user->called_computations().empty() ||
+            !user->shape().IsArray() || user->shape().dimensions() != dims) {
+          return false;
+        }
+        if (seen.insert(user).second) stack.push_back(user);
+      }
+    }
+    return true;
+  }
+
+  // One fusion: the producer's body, the consumer's reading it, a tuple of
+  // the consumer's results and then the producer's. Returns it.
+  HloInstruction* Merge(HloInstruction* producer, HloInstruction* consumer) {
+    FusedComputationBuilder builder(module_, computation_, names_, computation_names_);
+    HloInstruction* produced = CloneBody(builder, *producer)[0];
+    std::vector<HloInstruction*> roots = CloneBody(builder, *consumer, {{producer, produced}});
+    std::vector<Shape> shapes = consumer->shape().IsTuple() ? consumer->shape().tuple_shapes()
+                                                            : std::vector<Shape>{consumer->shape()};
+    roots.push_back(produced);
+    shapes.push_back(producer->shape());
+    auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, names_.Get("tuple"),
+                                                  Shape::Tuple(shapes));
+    for (HloInstruction* r : roots) tuple->AppendOperand(r);
+    HloInstruction* merged =
+        builder.Finish(builder.Add(std::move(tuple)), consumer->attrs().metadata);
+    if (consumer->shape().IsTuple()) {
+      // Its readers are get-tuple-elements: the same indices in the merged one.
+      for (HloInstruction* user : std::vector<HloInstruction*>(consumer->users())) {
+        consumer->ReplaceUseWith(user, merged);
+      }
+      Remove(consumer);
+    } else {
+      ReplaceByElement(consumer, merged, 0);
+    }
+    ReplaceByElement(producer, merged, static_cast<int64_t>(roots.size()) - 1);
+    RestoreNames();
+    return merged;
+  }
 };
 
 }  // namespace
@@ -194,6 +417,7 @@ absl::StatusOr<bool> MultiOutputFusion::Run(HloModule& module) {
   bool changed = false;
   for (HloComputation* computation : computations) {
     changed |= SiblingFusion(module, *computation, names, computation_names).Run();
+    changed |= ProducerConsumerFusion(module, *computation, names, computation_names).Run();
   }
   return changed;
 }

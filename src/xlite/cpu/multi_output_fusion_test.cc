@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "xlite/cpu/cpu_test_util.h"
 #include "xlite/cpu/fusion.h"
@@ -81,6 +82,105 @@ ENTRY e {
   const std::string out = Fuse(text, &changed);
   EXPECT_FALSE(changed) << out;
   testing::ExpectAgreesWithInterpreter(text);
+}
+
+// An LSTM cell: c is stored (a result) and read by h's fusion element for
+// element, so it is computed in h's loop as a second output.
+constexpr char kCell[] = R"(
+HloModule m
+ENTRY e {
+  f = f32[16,128] parameter(0)
+  c0 = f32[16,128] parameter(1)
+  i = f32[16,128] parameter(2)
+  g = f32[16,128] parameter(3)
+  o = f32[16,128] parameter(4)
+  c = f32[16,128] add(f32[16,128] multiply(f, c0), f32[16,128] multiply(i, g))
+  h = f32[16,128] multiply(o, f32[16,128] tanh(c))
+  ROOT r = (f32[16,128], f32[16,128]) tuple(h, c)
+})";
+
+TEST(MultiOutputFusion, AStoredProducerJoinsAConsumerReadingItElementForElement) {
+  const std::string loop_fused =
+      pass_test::RunPass<LoopFusion>(kCell, nullptr, /*then_dce=*/true, PrintOptions::Short());
+  ASSERT_EQ(Occurrences(loop_fused, " fusion("), 2) << loop_fused;
+  bool changed = false;
+  const std::string out = Fuse(kCell, &changed);
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(Occurrences(out, " fusion("), 1) << out;
+  // The consumer's result first, then the producer's; the elements take the
+  // fusions' names (h's was fusion, c's fusion.1), so the root reads the same.
+  EXPECT_NE(out.find("tuple(h, c)"), std::string::npos) << out;
+  EXPECT_NE(out.find("fusion = f32[16,128]{1,0} get-tuple-element(fusion.2), index=0"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("fusion.1 = f32[16,128]{1,0} get-tuple-element(fusion.2), index=1"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("ROOT r = (f32[16,128]{1,0}, f32[16,128]{1,0}) tuple(fusion, fusion.1)"),
+            std::string::npos)
+      << out;
+  const std::string thunks = testing::ExpectAgreesWithInterpreter(kCell);
+  EXPECT_EQ(Occurrences(thunks, "kKernel"), 1) << thunks;
+}
+
+// Two stored producers read by one consumer (no common operand, so not
+// siblings): both join it, the second one a multi-output consumer.
+TEST(MultiOutputFusion, ProducersJoinAMultiOutputConsumer) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  a = f32[256] parameter(0)
+  b = f32[256] parameter(1)
+  x = f32[256] parameter(2)
+  y = f32[256] parameter(3)
+  p = f32[256] parameter(4)
+  q = f32[256] parameter(5)
+  v = f32[256] parameter(6)
+  w = f32[256] parameter(7)
+  c1 = f32[256] add(f32[256] multiply(a, b), f32[256] multiply(x, y))
+  c2 = f32[256] add(f32[256] multiply(p, q), f32[256] multiply(v, w))
+  h = f32[256] multiply(f32[256] exponential(c1), c2)
+  ROOT r = (f32[256], f32[256], f32[256]) tuple(h, c1, c2)
+})";
+  const std::string out = Fuse(text);
+  EXPECT_EQ(Occurrences(out, " fusion("), 1) << out;
+  EXPECT_EQ(Occurrences(out, " get-tuple-element("), 3) << out;
+  EXPECT_NE(out.find("tuple(h, c1, c2)"), std::string::npos) << out;
+  const std::string thunks = testing::ExpectAgreesWithInterpreter(text);
+  EXPECT_EQ(Occurrences(thunks, "kKernel"), 1) << thunks;
+}
+
+// Not where the consumer reads the producer at other elements (a transpose:
+// element i would be computed again where read), and not where another path
+// runs from the producer to the consumer (a reduce of it: the merged kernel
+// would wait for itself).
+TEST(MultiOutputFusion, AProducerStaysOutOfConsumersReadingItElsewhereOrThroughOthers) {
+  for (const char* consumer : {
+           R"(e = f32[32,32] exponential(c)
+              t = f32[32,32] transpose(e), dimensions={1,0}
+              u = f32[32,32] multiply(t, x))",
+           R"(s = f32[32] reduce(c, f32[] constant(0)), dimensions={0}, to_apply=add
+              e = f32[32,32] exponential(c)
+              bs = f32[32,32] broadcast(s), dimensions={1}
+              u = f32[32,32] multiply(e, bs))",
+       }) {
+    const std::string text = absl::StrCat(R"(
+HloModule m
+add { p = f32[] parameter(0)  q = f32[] parameter(1)  ROOT t = f32[] add(p, q) }
+ENTRY e {
+  a = f32[32,32] parameter(0)
+  b = f32[32,32] parameter(1)
+  x = f32[32,32] parameter(2)
+  c = f32[32,32] add(f32[32,32] multiply(a, b), f32[32,32] multiply(x, b))
+  )",
+                                          consumer, R"(
+  ROOT r = (f32[32,32], f32[32,32]) tuple(c, u)
+})");
+    bool changed = true;
+    const std::string out = Fuse(text, &changed);
+    EXPECT_FALSE(changed) << out;
+    testing::ExpectAgreesWithInterpreter(text);
+  }
 }
 
 }  // namespace
