@@ -21,31 +21,38 @@ bool IsElementalRoot(const HloInstruction& root) {
   return (HloOpcodeTraits(root.opcode()) & kElementwise) || IsElementalDataMovement(root.opcode());
 }
 
-// A kLoop fusion without control edges calling one computation.
-const HloComputation* LoopFusionBody(const HloInstruction& instr) {
+// How many instructions of the module call each computation (those made by
+// merges, absent, have one).
+using CallerCounts = absl::flat_hash_map<const HloComputation*, int64_t>;
+
+// A kLoop fusion without control edges calling one computation that nothing
+// else calls (a merge removes the computations it merged).
+const HloComputation* LoopFusionBody(const HloInstruction& instr, const CallerCounts& callers) {
   if (instr.opcode() != HloOpcode::kFusion || instr.attrs().fusion_kind != "kLoop" ||
       !instr.control_predecessors().empty() || !instr.control_successors().empty() ||
       instr.called_computations().size() != 1 || instr.called_computations()[0] == nullptr ||
       instr.called_computations()[0]->root_instruction() == nullptr) {
     return nullptr;
   }
+  auto it = callers.find(instr.called_computations()[0]);
+  if (it != callers.end() && it->second > 1) return nullptr;
   return instr.called_computations()[0];
 }
 
 // A kLoop fusion with one array result that the kernel emitter computes
 // element by element: merging it into a tuple-rooted fusion keeps the kernel
 // it would get alone.
-bool IsSibling(const HloInstruction& instr) {
-  const HloComputation* body = LoopFusionBody(instr);
+bool IsSibling(const HloInstruction& instr, const CallerCounts& callers) {
+  const HloComputation* body = LoopFusionBody(instr, callers);
   return body != nullptr && instr.shape().IsArray() && IsElementalRoot(*body->root_instruction());
 }
 
 // A sibling, or a multi-output fusion made of siblings (a tuple root of
 // elemental roots of one set of dimensions, read only through
 // get-tuple-elements): what a producer may join as one more output.
-bool IsConsumer(const HloInstruction& instr) {
-  if (IsSibling(instr)) return true;
-  const HloComputation* body = LoopFusionBody(instr);
+bool IsConsumer(const HloInstruction& instr, const CallerCounts& callers) {
+  if (IsSibling(instr, callers)) return true;
+  const HloComputation* body = LoopFusionBody(instr, callers);
   if (body == nullptr || !instr.shape().IsTuple() || instr.parent()->root_instruction() == &instr) {
     return false;
   }
@@ -79,11 +86,12 @@ int64_t Size(const HloInstruction& fusion) {
 class Merger {
  public:
   Merger(HloModule& module, HloComputation& computation, NameUniquer& names,
-         NameUniquer& computation_names)
+         NameUniquer& computation_names, const CallerCounts& callers)
       : module_(module),
         computation_(computation),
         names_(names),
-        computation_names_(computation_names) {}
+        computation_names_(computation_names),
+        callers_(callers) {}
 
  protected:
   // Positions in a post order of the computation as it is now. A merge
@@ -201,6 +209,7 @@ class Merger {
   HloComputation& computation_;
   NameUniquer& names_;
   NameUniquer& computation_names_;
+  const CallerCounts& callers_;
   absl::flat_hash_map<const HloInstruction*, size_t> position_;
   absl::flat_hash_set<const HloInstruction*> merged_;  // removed: compared by address only
   std::vector<std::pair<HloInstruction*, std::string>> clones_;  // since the last RestoreNames
@@ -216,39 +225,11 @@ class SiblingFusion : public Merger {
     bool changed = false;
     for (HloInstruction* shared : order) {
       if (merged_.contains(shared)) continue;  // removed by an earlier merge
-      std::vector<HloInstruction*> candidates;
-      for (HloInstruction* user : shared->users()) {
-        if (IsSibling(*user) &&
-            std::find(candidates.begin(), candidates.end(), user) == candidates.end()) {
-          candidates.push_back(user);
-        }
-      }
-      if (candidates.size() < 2) continue;
-      std::sort(candidates.begin(), candidates.end(),
-                [&](const HloInstruction* a, const HloInstruction* b) {
-                  return position_.at(a) < position_.at(b);
-                });
-      // Greedy groups, in program order: a fusion joins the first group it
-      // fits (same dimensions, no dependence either way, within the limits).
-      std::vector<std::vector<HloInstruction*>> groups;
-      for (HloInstruction* c : candidates) {
-        bool placed = false;
-        for (auto& group : groups) {
-          if (Fits(group, c)) {
-            group.push_back(c);
-            placed = true;
-            break;
-          }
-        }
-        if (!placed) groups.push_back({c});
-      }
-      bool merged = false;
-      for (auto& group : groups) {
-        if (group.size() < 2) continue;
-        Merge(group);
-        merged = true;
-      }
-      if (merged) {
+      // One group at a time, its readers found again after each merge: two
+      // groups formed together may each depend on the other once one is
+      // merged (a fusion kept out of a group by the limits, not by a
+      // dependence, may read another group's member).
+      while (MergeOneGroup(*shared)) {
         Reposition();
         changed = true;
       }
@@ -258,6 +239,42 @@ class SiblingFusion : public Merger {
   }
 
  private:
+  // Merges the first group of siblings reading `shared`; false if none.
+  bool MergeOneGroup(const HloInstruction& shared) {
+    std::vector<HloInstruction*> candidates;
+    for (HloInstruction* user : shared.users()) {
+      if (IsSibling(*user, callers_) && user->parent() == &computation_ &&
+          std::find(candidates.begin(), candidates.end(), user) == candidates.end()) {
+        candidates.push_back(user);
+      }
+    }
+    if (candidates.size() < 2) return false;
+    std::sort(candidates.begin(), candidates.end(),
+              [&](const HloInstruction* a, const HloInstruction* b) {
+                return position_.at(a) < position_.at(b);
+              });
+    // Greedy groups, in program order: a fusion joins the first group it
+    // fits (same dimensions, no dependence either way, within the limits).
+    std::vector<std::vector<HloInstruction*>> groups;
+    for (HloInstruction* c : candidates) {
+      bool placed = false;
+      for (auto& group : groups) {
+        if (Fits(group, c)) {
+          group.push_back(c);
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) groups.push_back({c});
+    }
+    for (auto& group : groups) {
+      if (group.size() < 2) continue;
+      Merge(group);
+      return true;
+    }
+    return false;
+  }
+
   bool Fits(const std::vector<HloInstruction*>& group, HloInstruction* c) const {
     if (c->shape().dimensions() != group[0]->shape().dimensions()) return false;
     int64_t size = Size(*c);
@@ -272,9 +289,7 @@ class SiblingFusion : public Merger {
   }
 
   // One fusion for the group: the union of their operands as parameters,
-  // each member's body cloned onto them, a tuple of their roots. (Groups of
-  // one shared operand are independent of each other: each member reads it,
-  // and a member reaching another group's would reach it.)
+  // each member's body cloned onto them, a tuple of their roots.
   void Merge(const std::vector<HloInstruction*>& group) {
     FusedComputationBuilder builder(module_, computation_, names_, computation_names_);
     std::vector<HloInstruction*> roots;
@@ -307,7 +322,7 @@ class ProducerConsumerFusion : public Merger {
     std::vector<HloInstruction*> order = Reposition();
     bool changed = false;
     for (HloInstruction* consumer : order) {
-      if (merged_.contains(consumer) || !IsConsumer(*consumer)) continue;
+      if (merged_.contains(consumer) || !IsConsumer(*consumer, callers_)) continue;
       while (HloInstruction* producer = MergeableProducer(*consumer)) {
         consumer = Merge(producer, consumer);
         Reposition();
@@ -322,7 +337,8 @@ class ProducerConsumerFusion : public Merger {
   // The first operand of `consumer` that may join it, or null.
   HloInstruction* MergeableProducer(const HloInstruction& consumer) const {
     for (HloInstruction* producer : consumer.operands()) {
-      if (!IsSibling(*producer) || producer->users().size() < 2 ||
+      if (!IsSibling(*producer, callers_) || producer->parent() != &computation_ ||
+          producer->users().size() < 2 ||
           producer->shape().dimensions() != ResultDimensions(consumer) ||
           !ReadsElementForElement(consumer, producer) ||
           Size(consumer) + Size(*producer) > LoopFusion::kMaxFusionSize) {
@@ -414,10 +430,17 @@ absl::StatusOr<bool> MultiOutputFusion::Run(HloModule& module) {
   NameUniquer names = NameUniquer::ForInstructions(module);
   NameUniquer computation_names = NameUniquer::ForComputations(module);
   ASSIGN_OR_RETURN(std::vector<HloComputation*> computations, FusibleComputations(module));
+  CallerCounts callers;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instr : computation->instructions()) {
+      for (const HloComputation* called : instr->called_computations()) ++callers[called];
+    }
+  }
   bool changed = false;
   for (HloComputation* computation : computations) {
-    changed |= SiblingFusion(module, *computation, names, computation_names).Run();
-    changed |= ProducerConsumerFusion(module, *computation, names, computation_names).Run();
+    changed |= SiblingFusion(module, *computation, names, computation_names, callers).Run();
+    changed |=
+        ProducerConsumerFusion(module, *computation, names, computation_names, callers).Run();
   }
   return changed;
 }

@@ -183,5 +183,64 @@ ENTRY e {
   }
 }
 
+// A fused computation that computes the sum of its `n` f32[8] parameters.
+std::string SumComputation(const std::string& name, int n) {
+  std::string text = absl::StrCat(name, " {\n");
+  for (int i = 0; i < n; ++i) absl::StrAppend(&text, "  p", i, " = f32[8] parameter(", i, ")\n");
+  std::string last = "p0";
+  for (int i = 1; i < n; ++i) {
+    absl::StrAppend(&text, "  ", i + 1 == n ? "ROOT " : "", "s", i, " = f32[8] add(", last, ", p",
+                    i, ")\n");
+    last = absl::StrCat("s", i);
+  }
+  return text + "}\n";
+}
+
+// Siblings of one operand that the operand limit splits into two groups,
+// each group reading the other's member once one is merged (y reads x, z
+// reads a): merging both groups would make a cycle, so the second group is
+// formed again after the first merge and x and z stay apart.
+TEST(MultiOutputFusion, SiblingGroupsAreFormedAgainAfterEachMerge) {
+  std::string text = "HloModule m\n" + SumComputation("wide_a", 21) + SumComputation("wide_x", 21) +
+                     SumComputation("pair_y", 2) + SumComputation("pair_z", 2);
+  absl::StrAppend(&text, "ENTRY e {\n  p = f32[8] parameter(0)\n");
+  std::string a_args = "p", b_args = "p";
+  for (int i = 1; i <= 20; ++i) {
+    absl::StrAppend(&text, "  a", i, " = f32[8] parameter(", i, ")\n");
+    absl::StrAppend(&text, "  b", i, " = f32[8] parameter(", 20 + i, ")\n");
+    absl::StrAppend(&a_args, ", a", i);
+    absl::StrAppend(&b_args, ", b", i);
+  }
+  absl::StrAppend(&text, "  a = f32[8] fusion(", a_args, "), kind=kLoop, calls=wide_a\n",
+                  "  x = f32[8] fusion(", b_args, "), kind=kLoop, calls=wide_x\n",
+                  "  y = f32[8] fusion(p, x), kind=kLoop, calls=pair_y\n",
+                  "  z = f32[8] fusion(p, a), kind=kLoop, calls=pair_z\n",
+                  "  ROOT r = (f32[8], f32[8], f32[8], f32[8]) tuple(a, x, y, z)\n}\n");
+  bool changed = false;
+  const std::string out = pass_test::RunPass<MultiOutputFusion>(text, &changed, /*then_dce=*/true,
+                                                                PrintOptions::Short());
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(Occurrences(out, " fusion("), 3) << out;  // {a, y} merged; x and z alone
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
+// A fused computation two fusions call is left alone: a merge removes the
+// computations it merged.
+TEST(MultiOutputFusion, LeavesFusionsSharingAComputationAlone) {
+  const std::string text = R"(
+HloModule m
+f { q = f32[64] parameter(0)  ROOT e = f32[64] exponential(q) }
+ENTRY e {
+  x = f32[64] parameter(0)
+  p = f32[64] fusion(x), kind=kLoop, calls=f
+  c = f32[64] fusion(p), kind=kLoop, calls=f
+  ROOT r = (f32[64], f32[64]) tuple(p, c)
+})";
+  bool changed = true;
+  const std::string out = pass_test::RunPass<MultiOutputFusion>(text, &changed, /*then_dce=*/true,
+                                                                PrintOptions::Short());
+  EXPECT_FALSE(changed) << out;
+}
+
 }  // namespace
 }  // namespace xlite::cpu
