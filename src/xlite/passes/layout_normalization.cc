@@ -98,11 +98,42 @@ bool TakeEntryResultLayouts(HloModule& module) {
   return changed;
 }
 
+// An entry parameter's layout binds only as far as entry_computation_layout
+// says: where that gives the parameter no tiling (or no layout at all), a
+// tiled layout the instruction carries (TPU's {0:T(1024)} in a dump) gives
+// way to the entry layout's order, or its own order without the tiles, as
+// XLA's layout assignment would. Returns whether anything changed.
+bool TakeEntryParameterLayouts(HloModule& module) {
+  HloComputation* entry = module.entry_computation();
+  const std::optional<ProgramShape>& program = module.config().entry_computation_layout;
+  if (entry == nullptr || !program ||
+      static_cast<int64_t>(program->parameters.size()) != entry->num_parameters()) {
+    return false;
+  }
+  bool changed = false;
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+    HloInstruction* param = entry->parameter_instruction(i);
+    const Shape& want = program->parameters[i];
+    if (param == nullptr || !param->shape().IsArray() || !param->shape().has_layout() ||
+        param->shape().layout().tiles.empty() || !want.IsArray() ||
+        want.rank() != param->shape().rank() ||
+        (want.has_layout() && !want.layout().HasOnlyMinorToMajor())) {
+      continue;
+    }
+    Layout& layout = param->mutable_shape().mutable_layout();
+    if (want.has_layout()) layout.minor_to_major = want.layout().minor_to_major;
+    layout.tiles.clear();
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> LayoutNormalization::Run(HloModule& module) {
   if (module.config().is_scheduled) return false;
-  bool changed = TakeEntryResultLayouts(module);
+  bool changed = TakeEntryParameterLayouts(module);
+  changed |= TakeEntryResultLayouts(module);
   for (const auto& computation : module.computations()) {
     if (computation->fusion_instruction() != nullptr) continue;
     for (const auto& instr : computation->instructions()) {

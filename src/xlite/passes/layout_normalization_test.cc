@@ -90,6 +90,24 @@ ENTRY e {
   EXPECT_FALSE(changed) << out;
 }
 
+// A parameter's tiled layout gives way where entry_computation_layout gives
+// it none (the multihost runner's dynamic_shaped_arguments.hlo, a TPU dump);
+// a tiling the entry layout itself asks for stays (and the backend refuses it).
+TEST(LayoutNormalization, ParametersDropTilingsTheEntryLayoutDoesNotAskFor) {
+  const std::string text = R"(
+HloModule m, entry_computation_layout={(f32[4096], f32[2048]{0:T(1024)})->f32[4096]{0}}
+ENTRY e {
+  p = f32[4096]{0:T(1024)} parameter(0)
+  q = f32[2048]{0:T(1024)} parameter(1)
+  ROOT r = f32[4096]{0} reshape(p)
+})";
+  bool changed = false;
+  const std::string out = Normalize(text, &changed);
+  EXPECT_TRUE(changed);
+  EXPECT_NE(out.find("%p = f32[4096]{0} parameter(0)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%q = f32[2048]{0:T(1024)} parameter(1)"), std::string::npos) << out;
+}
+
 TEST(LayoutNormalization, ScheduledModulesStay) {
   std::string text = kTransposedChain;
   text.replace(text.find("HloModule m,"), 12, "HloModule m, is_scheduled=true,");
