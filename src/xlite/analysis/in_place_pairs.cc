@@ -81,10 +81,6 @@ Pairs FusionPairs(const HloInstruction& fusion) {
   return pairs;
 }
 
-bool IsRowMajor(const Shape& shape) {
-  return shape.IsArray() && (!shape.has_layout() || shape.HasDefaultLayout());
-}
-
 }  // namespace
 
 bool MayHaveInPlacePairs(HloOpcode opcode) {
@@ -189,8 +185,9 @@ bool MayShareOperandBuffer(const HloInstruction& user, int64_t operand_number,
       const bool elementwise = IsElementwiseOpcode(u->opcode()) &&
                                u->called_computations().empty() &&
                                u->shape().dimensions() == instr->shape().dimensions();
-      const bool row_major_reshape = u->opcode() == HloOpcode::kReshape && IsRowMajor(u->shape()) &&
-                                     IsRowMajor(instr->shape());
+      const bool row_major_reshape = u->opcode() == HloOpcode::kReshape && u->shape().IsArray() &&
+                                     u->shape().HasRowMajorLayout() && instr->shape().IsArray() &&
+                                     instr->shape().HasRowMajorLayout();
       if (!elementwise && !row_major_reshape) return false;
       stack.push_back(u);
     }

@@ -393,7 +393,7 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const Hlo
   const PrimitiveType type = out_shape.element_type();
   if (out_shape.dimensions() !=
           std::vector<int64_t>(in.dimensions().begin() + k, in.dimensions().end()) ||
-      (out_shape.has_layout() && !out_shape.HasDefaultLayout()) || in.element_type() != type ||
+      !out_shape.HasRowMajorLayout() || in.element_type() != type ||
       root.operand(1)->shape().element_type() != type || reducer.num_parameters() != 2 ||
       reducer.parameter_instruction(0) == nullptr || reducer.parameter_instruction(1) == nullptr ||
       reducer.parameter_instruction(0)->shape().element_type() != type ||
@@ -403,8 +403,7 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const Hlo
     return std::nullopt;
   }
   if (const int64_t buffer = BufferOf(input);
-      buffer >= 0 &&
-      (buffer_shapes_[buffer].has_layout() && !buffer_shapes_[buffer].HasDefaultLayout())) {
+      buffer >= 0 && !buffer_shapes_[buffer].HasRowMajorLayout()) {
     return std::nullopt;
   }
   const Rows rows = Rows::Of(out_shape);
@@ -480,9 +479,9 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
   const int64_t rank = in.rank();
   const int bits = 8 * PrimitiveByteWidth(in.element_type());  // s4 is a byte in a buffer
   if (static_cast<int64_t>(permutation.size()) != rank || out.rank() != rank ||
-      out.element_type() != in.element_type() || (in.has_layout() && !in.HasDefaultLayout()) ||
-      (out.has_layout() && !out.HasDefaultLayout()) ||
-      (bits != 8 && bits != 16 && bits != 32 && bits != 64) || in.ElementCount() == 0) {
+      out.element_type() != in.element_type() || !in.HasRowMajorLayout() ||
+      !out.HasRowMajorLayout() || (bits != 8 && bits != 16 && bits != 32 && bits != 64) ||
+      in.ElementCount() == 0) {
     return std::nullopt;  // an empty array's buffer must not be touched
   }
   // The operand's dimensions of size > 1 in the result's order, each as its

@@ -366,9 +366,7 @@ absl::Status UnsupportedLibraryCall(const HloInstruction& instr, absl::string_vi
 }
 
 bool HasRowMajorArrays(const HloInstruction& instr) {
-  auto row_major = [](const Shape& s) {
-    return !s.IsArray() || !s.has_layout() || s.HasDefaultLayout();
-  };
+  auto row_major = [](const Shape& s) { return !s.IsArray() || s.HasRowMajorLayout(); };
   for (const HloInstruction* op : instr.operands()) {
     if (!row_major(op->shape())) return false;
   }

@@ -11,7 +11,7 @@
 namespace xlite::cpu {
 namespace {
 
-bool IsRowMajor(const Shape& s) { return !s.IsArray() || !s.has_layout() || s.HasDefaultLayout(); }
+bool IsRowMajor(const Shape& s) { return !s.IsArray() || s.HasRowMajorLayout(); }
 
 Shape RowMajor(const Shape& s) {
   Shape out = s;

@@ -172,6 +172,17 @@ class Merger {
     clones_.clear();
   }
 
+  // Makes a tuple of `roots` (the results of `shapes`) the body's root and
+  // returns the new fusion calling it.
+  HloInstruction* FinishWithTuple(FusedComputationBuilder& builder,
+                                  const std::vector<HloInstruction*>& roots,
+                                  const std::vector<Shape>& shapes, const OpMetadata& metadata) {
+    auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, names_.Get("tuple"),
+                                                  Shape::Tuple(shapes));
+    for (HloInstruction* r : roots) tuple->AppendOperand(r);
+    return builder.Finish(builder.Add(std::move(tuple)), metadata);
+  }
+
   // A get-tuple-element of `merged` that stands for `fusion` (and takes its
   // name), then `fusion` gone.
   HloInstruction* ReplaceByElement(HloInstruction* fusion, HloInstruction* merged, int64_t index) {
@@ -298,11 +309,7 @@ class SiblingFusion : public Merger {
       roots.push_back(CloneBody(builder, *member)[0]);
       shapes.push_back(member->shape());
     }
-    auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, names_.Get("tuple"),
-                                                  Shape::Tuple(shapes));
-    for (HloInstruction* r : roots) tuple->AppendOperand(r);
-    HloInstruction* merged =
-        builder.Finish(builder.Add(std::move(tuple)), group[0]->attrs().metadata);
+    HloInstruction* merged = FinishWithTuple(builder, roots, shapes, group[0]->attrs().metadata);
     for (size_t k = 0; k < group.size(); ++k) {
       ReplaceByElement(group[k], merged, static_cast<int64_t>(k));
     }
@@ -404,11 +411,7 @@ class ProducerConsumerFusion : public Merger {
                                                             : std::vector<Shape>{consumer->shape()};
     roots.push_back(produced);
     shapes.push_back(producer->shape());
-    auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, names_.Get("tuple"),
-                                                  Shape::Tuple(shapes));
-    for (HloInstruction* r : roots) tuple->AppendOperand(r);
-    HloInstruction* merged =
-        builder.Finish(builder.Add(std::move(tuple)), consumer->attrs().metadata);
+    HloInstruction* merged = FinishWithTuple(builder, roots, shapes, consumer->attrs().metadata);
     if (consumer->shape().IsTuple()) {
       // Its readers are get-tuple-elements: the same indices in the merged one.
       for (HloInstruction* user : std::vector<HloInstruction*>(consumer->users())) {

@@ -9,8 +9,6 @@
 namespace xlite::cpu {
 namespace {
 
-bool RowMajor(const Shape& s) { return !s.has_layout() || s.HasDefaultLayout(); }
-
 // Calls fn(logical, physical) for every element, logical in row-major order.
 template <typename Fn>
 void ForEachElement(const Shape& physical, Fn fn) {
@@ -54,7 +52,7 @@ void LiteralToPhysical(const Literal& literal, const Shape& physical, void* dest
   const int64_t width = PrimitiveByteWidth(physical.element_type());
   if (physical.ElementCount() == 0) return;
   const uint8_t* src = literal.raw_data().data();
-  if (RowMajor(physical)) {
+  if (physical.HasRowMajorLayout()) {
     std::memcpy(dest, src, static_cast<size_t>(physical.ElementCount() * width));
     return;
   }
@@ -68,7 +66,7 @@ void PhysicalToLiteral(const void* src, const Shape& physical, Literal& literal)
   const int64_t width = PrimitiveByteWidth(physical.element_type());
   if (physical.ElementCount() == 0) return;
   uint8_t* out = literal.mutable_raw_data();
-  if (RowMajor(physical)) {
+  if (physical.HasRowMajorLayout()) {
     std::memcpy(out, src, static_cast<size_t>(physical.ElementCount() * width));
     return;
   }

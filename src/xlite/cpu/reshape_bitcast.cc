@@ -11,7 +11,7 @@ namespace xlite::cpu {
 namespace {
 
 bool IsRowMajorArray(const Shape& shape) {
-  return shape.IsArray() && shape.is_static() && (!shape.has_layout() || shape.HasDefaultLayout());
+  return shape.IsArray() && shape.is_static() && shape.HasRowMajorLayout();
 }
 
 }  // namespace

@@ -113,6 +113,9 @@ class Shape {
   // Sets the default {rank-1,...,0} layout on arrays without one, recursively.
   void SetDefaultLayoutIfMissing();
   bool HasDefaultLayout() const;
+  // Stored row-major: the default {rank-1,...,0} layout, or none yet (which
+  // means the default).
+  bool HasRowMajorLayout() const { return !has_layout() || HasDefaultLayout(); }
 
   // Exact equality, layouts included.
   bool operator==(const Shape& other) const;
