@@ -3,6 +3,7 @@
 //   build/bin/cpu_bench [--threads=1,2] [--only=SUBSTR[,SUBSTR...]] [--no_corpus]
 //                       [--interpreter_cap_s=10] [--compiled_cap_s=10]
 //                       [--run_budget_s=2] [--max_argument_mib=1024]
+//                       [--compiles=N]
 //                       [--benchmark_* flags]
 //
 // BM_Dispatch/kernels/N/Tt/E: a module of N dependent scalar adds, compiled
@@ -50,7 +51,7 @@
 // the count so that each benchmark takes about --run_budget_s: compiled
 // runs 3 to 1000 after a warm-up (1, without warm-up, when one run exceeds
 // the budget), interpreter runs 1 to 10 (its probe run is one of them),
-// compiles 1 to 3.
+// compiles 1 to 3 (--compiles=N: N).
 //
 // At the end, one line per measurement in the peers' format
 // (shared/bench/peers/README.md), medians over every timed iteration:
@@ -122,6 +123,7 @@ struct Flags {
   double compiled_cap_s = 10;
   double run_budget_s = 2;
   int64_t max_argument_mib = 1024;
+  int compiles = 0;  // BM_Compile's count; 0: up to 3 within the run budget
 };
 Flags g_flags;
 
@@ -597,7 +599,9 @@ void RegisterProgram(Program* p) {
     benchmark::RegisterBenchmark(("BM_Compile/" + p->name).c_str(), BM_Compile, p)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
-        ->Iterations(Clamp(budget_ms / std::max(p->compile_probe_ms, 1e-3), 1, 3));
+        ->Iterations(g_flags.compiles > 0
+                         ? g_flags.compiles
+                         : Clamp(budget_ms / std::max(p->compile_probe_ms, 1e-3), 1, 3));
     for (int t : g_flags.threads) {
       if (p->run_probe_ms > g_flags.compiled_cap_s * 1e3) break;
       benchmark::RegisterBenchmark(absl::StrCat("BM_Run/", p->name, "/xlite-cpu@", t, "t").c_str(),
@@ -653,6 +657,8 @@ bool ParseFlag(const char* arg) {
     g_flags.compiled_cap_s = std::max(0.01, std::atof(v));
   } else if (const char* v = value("--run_budget_s")) {
     g_flags.run_budget_s = std::max(0.01, std::atof(v));
+  } else if (const char* v = value("--compiles")) {
+    g_flags.compiles = std::max(1, std::atoi(v));
   } else if (const char* v = value("--max_argument_mib")) {
     g_flags.max_argument_mib = std::max<int64_t>(1, std::atoll(v));
   } else if (std::strcmp(arg, "--no_corpus") == 0) {

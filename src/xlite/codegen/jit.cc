@@ -70,6 +70,87 @@ std::string HostFeatures() {
   return absl::StrJoin(list, ",");
 }
 
+// The host's CPU name and features, read once: they do not change while the
+// process runs.
+const std::pair<std::string, std::string>& Host() {
+  static const auto* host =
+      new std::pair<std::string, std::string>(llvm::sys::getHostCPUName().str(), HostFeatures());
+  return *host;
+}
+
+// TargetMachines kept between compiles. Creating one (with its subtarget,
+// built again for every new machine on the first function it compiles) is
+// about a tenth of a small module's compile; a machine serves one thread at
+// a time and any number of modules one after another (as ORC's owning
+// compiler uses one), so each Lease takes one for its lifetime and gives it
+// back. Keyed by everything the machine is made from.
+class TargetMachinePool {
+ public:
+  class Lease {
+   public:
+    Lease(TargetMachinePool* pool, std::string key, std::unique_ptr<llvm::TargetMachine> machine)
+        : pool_(pool), key_(std::move(key)), machine_(std::move(machine)) {}
+    Lease(Lease&&) = default;
+    ~Lease() {
+      if (machine_) pool_->Return(key_, std::move(machine_));
+    }
+    llvm::TargetMachine& operator*() const { return *machine_; }
+    llvm::TargetMachine* operator->() const { return machine_.get(); }
+
+   private:
+    TargetMachinePool* pool_;
+    std::string key_;
+    std::unique_ptr<llvm::TargetMachine> machine_;
+  };
+
+  static TargetMachinePool& Get() {
+    static auto* pool = new TargetMachinePool();
+    return *pool;
+  }
+
+  // `key` names everything `builder` was given.
+  absl::StatusOr<Lease> Acquire(std::string key, llvm::orc::JITTargetMachineBuilder builder) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(key);
+      if (it != free_.end() && !it->second.empty()) {
+        std::unique_ptr<llvm::TargetMachine> machine = std::move(it->second.back());
+        it->second.pop_back();
+        return Lease(this, std::move(key), std::move(machine));
+      }
+    }
+    llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine = builder.createTargetMachine();
+    if (!machine) return Internal("LLVM target machine: ", ErrorText(machine.takeError()));
+    return Lease(this, std::move(key), std::move(*machine));
+  }
+
+ private:
+  // At most this many idle machines per key (one per compile thread is
+  // what parallel compiles use).
+  static constexpr size_t kMaxIdle = 64;
+
+  void Return(const std::string& key, std::unique_ptr<llvm::TargetMachine> machine) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::unique_ptr<llvm::TargetMachine>>& idle = free_[key];
+    if (idle.size() < kMaxIdle) idle.push_back(std::move(machine));
+  }
+
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, std::vector<std::unique_ptr<llvm::TargetMachine>>> free_;
+};
+
+// LLJIT's own compile layer is never used (modules reach it as object code,
+// compiled on leased machines); this stands in for the compiler LLJIT would
+// otherwise make, with a TargetMachine of its own, at every Jit::Create.
+class NoIrCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
+ public:
+  NoIrCompiler() : IRCompiler(llvm::orc::IRSymbolMapper::ManglingOptions()) {}
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module&) override {
+    return llvm::make_error<llvm::StringError>("xlite's JIT compiles modules before adding them",
+                                               llvm::inconvertibleErrorCode());
+  }
+};
+
 // A symbol name LLVM and the dumps print without quotes.
 std::string SanitizedName(absl::string_view name) {
   std::string out;
@@ -94,10 +175,13 @@ struct Jit::Impl {
   JitOptions options;
   std::string cpu;
   std::string features;
-  std::unique_ptr<llvm::TargetMachine> target_machine;  // for the optimizer
-  // Makes the target machines of parallel compilation (one per thread: a
-  // TargetMachine is not shared between threads).
+  // What the TargetMachines that optimize and compile are made from (leased
+  // from TargetMachinePool: one per thread at a time), and their data layout
+  // and triple, which the emitted modules carry.
   std::optional<llvm::orc::JITTargetMachineBuilder> machine_builder;
+  std::string machine_key;  // the pool's key: CPU, features, code generation level
+  std::string data_layout;
+  std::string triple;
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::set<std::string> names;
   int64_t modules = 0;
@@ -142,8 +226,8 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
   }
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
-  impl->cpu = llvm::sys::getHostCPUName().str();
-  impl->features = HostFeatures();
+  impl->cpu = Host().first;
+  impl->features = Host().second;
 
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
       llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -152,13 +236,27 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
   builder->addFeatures(absl::StrSplit(impl->features, ',', absl::SkipEmpty()));
   builder->setCodeGenOptLevel(impl->options.opt_level >= 2 ? llvm::CodeGenOpt::Aggressive
                                                            : llvm::CodeGenOpt::Default);
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = builder->createTargetMachine();
-  if (!tm) return Internal("LLVM target machine: ", ErrorText(tm.takeError()));
-  impl->target_machine = std::move(*tm);
   impl->machine_builder = *builder;
+  impl->machine_key = absl::StrCat(impl->cpu, "|", impl->features, "|", impl->options.opt_level);
+  std::optional<llvm::DataLayout> data_layout;
+  {
+    ASSIGN_OR_RETURN(TargetMachinePool::Lease machine,
+                     TargetMachinePool::Get().Acquire(impl->machine_key, *impl->machine_builder));
+    data_layout = machine->createDataLayout();
+    impl->data_layout = data_layout->getStringRepresentation();
+    impl->triple = machine->getTargetTriple().str();
+  }
 
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(*builder))
+          .setDataLayout(std::move(data_layout))
+          .setCompileFunctionCreator(
+              [](llvm::orc::JITTargetMachineBuilder)
+                  -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                return std::make_unique<NoIrCompiler>();
+              })
+          .create();
   if (!jit) return Internal("LLJIT: ", ErrorText(jit.takeError()));
   impl->lljit = std::move(*jit);
   llvm::orc::JITDylib& dylib = impl->lljit->getMainJITDylib();
@@ -230,8 +328,8 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> Jit::Impl::Emit(
     std::vector<CompiledKernel>& kernels) const {
   auto module = std::make_unique<llvm::Module>(
       llvm::StringRef(module_name.data(), module_name.size()), context);
-  module->setDataLayout(target_machine->createDataLayout());
-  module->setTargetTriple(target_machine->getTargetTriple().str());
+  module->setDataLayout(data_layout);
+  module->setTargetTriple(triple);
   std::vector<llvm::Function*> functions;
   for (size_t i = 0; i < specs.size(); ++i) {
     const KernelSpec& spec = specs[i];
@@ -388,11 +486,15 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
       }
       RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-no-opt.ll"));
     }
-    Optimize(*module, *target_machine);
+    ASSIGN_OR_RETURN(TargetMachinePool::Lease machine,
+                     TargetMachinePool::Get().Acquire(machine_key, *machine_builder));
+    Optimize(*module, *machine);
     if (dump) RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-with-opt.ll"));
-    if (llvm::Error e = lljit->addIRModule(
-            llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
-      return Internal("adding the module to the JIT: ", ErrorText(std::move(e)));
+    llvm::orc::SimpleCompiler compiler(*machine);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compiler(*module);
+    if (!object) return Internal("LLVM code generation: ", ErrorText(object.takeError()));
+    if (llvm::Error e = lljit->addObjectFile(std::move(*object))) {
+      return Internal("adding object code to the JIT: ", ErrorText(std::move(e)));
     }
   } else {
     // Independent kernels: `threads` modules emitted, optimized and compiled
@@ -416,15 +518,14 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
     auto compile_part = [&](int p) {
       Part& part = parts[p];
       part.object = [&]() -> absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> {
-        llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-            machine_builder->createTargetMachine();
-        if (!machine) return Internal("LLVM target machine: ", ErrorText(machine.takeError()));
+        ASSIGN_OR_RETURN(TargetMachinePool::Lease machine,
+                         TargetMachinePool::Get().Acquire(machine_key, *machine_builder));
         llvm::LLVMContext context;
         ASSIGN_OR_RETURN(
             std::unique_ptr<llvm::Module> module,
             Emit(part.specs, part.names, absl::StrCat(module_name, "_", p), context, part.kernels));
-        Optimize(*module, **machine);
-        llvm::orc::SimpleCompiler compiler(**machine);
+        Optimize(*module, *machine);
+        llvm::orc::SimpleCompiler compiler(*machine);
         llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compiler(*module);
         if (!object) return Internal("LLVM code generation: ", ErrorText(object.takeError()));
         return std::move(*object);
