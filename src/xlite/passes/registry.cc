@@ -25,7 +25,9 @@
 #include "xlite/passes/sub_byte_normalization.h"
 #include "xlite/passes/transpose_folding.h"
 #include "xlite/passes/tuple_simplifier.h"
+#include "xlite/passes/while_loop_constant_sinking.h"
 #include "xlite/passes/while_loop_invariant_code_motion.h"
+#include "xlite/passes/while_loop_simplifier.h"
 #include "xlite/passes/zero_sized_hlo_elimination.h"
 
 namespace xlite {
@@ -64,8 +66,10 @@ const std::map<std::string, Factory, std::less<>>& Factories() {
        }},
       {"transpose-folding", [] { return std::make_unique<TransposeFolding>(); }},
       {"tuple-simplifier", [] { return std::make_unique<TupleSimplifier>(); }},
+      {"while-loop-constant-sinking", [] { return std::make_unique<WhileLoopConstantSinking>(); }},
       {"while-loop-invariant-code-motion",
        [] { return std::make_unique<WhileLoopInvariantCodeMotion>(); }},
+      {"while-loop-simplifier", [] { return std::make_unique<WhileLoopSimplifier>(); }},
       {"zero-sized-hlo-elimination", [] { return std::make_unique<ZeroSizedHloElimination>(); }},
   };
   return *kFactories;

@@ -14,7 +14,8 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> SimplifyPipeline() {
   HloPassPipeline& fixed_point = pipeline->AddPass<HloPassPipeline>("simplify-fixed-point", 16);
   for (const char* name :
        {"algsimp", "constant-folding", "tuple-simplifier", "zero-sized-hlo-elimination",
-        "while-loop-invariant-code-motion", "cse", "dce"}) {
+        "while-loop-invariant-code-motion", "while-loop-constant-sinking", "while-loop-simplifier",
+        "cse", "dce"}) {
     ASSIGN_OR_RETURN(std::unique_ptr<HloPass> pass, CreatePass(name));
     fixed_point.AddPass(std::move(pass));
   }

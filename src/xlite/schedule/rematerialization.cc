@@ -13,6 +13,8 @@
 #include "xlite/analysis/hlo_live_range.h"
 #include "xlite/analysis/shape_util.h"
 #include "xlite/ir/computation.h"
+#include "xlite/ir/name_uniquer.h"
+#include "xlite/passes/while_loop_state.h"
 #include "xlite/schedule/schedule_module.h"
 #include "xlite/support/status.h"
 
@@ -292,6 +294,10 @@ class Rematerializer {
     ASSIGN_OR_RETURN(Analyses a, Analyses::Run(module_));
     result.peak_before = a.live->peak_bytes();
     result.floor = ComputeLargestWorkingSet(a);
+    if (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
+        SinkLoopState(a, result)) {
+      ASSIGN_OR_RETURN(a, Analyses::Run(module_));
+    }
     std::pair<int64_t, int64_t> level = PeakLevel(a);
     bool one_at_a_time = false;  // after a round of several made no progress
     while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
@@ -373,6 +379,102 @@ class Rematerializer {
   }
 
  private:
+  // Loop state made again inside the loop instead of carried: an element the
+  // body hands on unchanged, that nothing reads after the loop, whose initial
+  // value is computed from nothing (a constant, an iota, a broadcast of one;
+  // copy insertion's copies looked through) and whose buffer is live at the
+  // peak. Its readers in the body and condition read a copy made right
+  // before them (while_loop_state.h), and the element leaves the loop. The
+  // peak cannot rise: the copy is live only where the element was, and
+  // shorter. Returns whether anything changed.
+  bool SinkLoopState(const Analyses& a, RematerializationResult& result) {
+    const int64_t t = a.live->peak_time();
+    const auto callers = CountCallers(module_);
+    NameUniquer names = NameUniquer::ForInstructions(module_);
+    std::vector<HloInstruction*> loops;
+    for (const auto& c : module_.computations()) {
+      if (c->fusion_instruction() != nullptr || c->IsAsyncComputation()) continue;
+      for (const auto& i : c->instructions()) {
+        if (i->opcode() == HloOpcode::kWhile) loops.push_back(i.get());
+      }
+    }
+    bool changed = false;
+    for (HloInstruction* loop : loops) {
+      if (!HasElementwiseState(*loop, callers) || loop->operand(0)->opcode() != HloOpcode::kTuple) {
+        continue;
+      }
+      const int64_t n = loop->shape().tuple_shapes_size();
+      std::vector<bool> read_after(n, false);
+      bool only_elements = true;
+      for (const HloInstruction* user : loop->users()) {
+        only_elements = only_elements && user->opcode() == HloOpcode::kGetTupleElement;
+        if (only_elements) read_after[user->attrs().tuple_index] = true;
+      }
+      if (!only_elements) continue;
+      bool sunk = false;
+      for (int64_t i = 0; i < n; ++i) {
+        const HloInstruction* v = loop->operand(0)->operand(i);
+        while (v->opcode() == HloOpcode::kCopy) v = v->operand(0);
+        if (read_after[i] || !IsInvariantElement(*loop, i) || !IsComputedFromNothing(*v)) {
+          continue;
+        }
+        const HloValue* value = a.alias->dataflow_analysis().GetValueAt(loop, {i});
+        if (value == nullptr || !a.LiveAt(a.BufferOf(*value), t) || CopyLiveAt(a, *loop, i, t)) {
+          continue;
+        }
+        Recomputation r;
+        r.instruction = v->name();
+        r.computation = loop->called_computations()[1]->name();
+        r.loop_state = true;
+        r.peak_time = t;
+        r.bytes_freed = a.live->buffer_size(a.BufferOf(*value));
+        std::vector<const HloInstruction*> tree = {v};
+        for (size_t k = 0; k < tree.size(); ++k) {
+          r.flops += Flops(*tree[k]);
+          r.bytes_accessed += BytesAccessed(*tree[k]);
+          for (const HloInstruction* op : tree[k]->operands()) tree.push_back(op);
+        }
+        std::vector<HloInstruction*> copies = SinkInvariantElement(*loop, i, *v, names);
+        r.clone = copies.empty() ? "" : copies.front()->name();
+        if (copies.empty()) r.flops = r.bytes_accessed = 0;  // nothing read it
+        result.recomputed.push_back(std::move(r));
+        sunk = true;
+      }
+      if (sunk) {
+        RemoveDeadElements(*loop, names);
+        changed = true;
+      }
+    }
+    if (changed) {
+      for (const auto& c : module_.computations()) {
+        for (const auto& i : c->instructions()) instruction_names_.insert(i->name());
+      }
+    }
+    return changed;
+  }
+
+  // Whether a copy of loop state element `index` made right before its first
+  // reader in the body (or the condition) would be live at time t: t lies
+  // between that reader and the last (a fusion that reads the element whole
+  // at the peak, say). Sinking it then frees nothing there.
+  static bool CopyLiveAt(const Analyses& a, const HloInstruction& loop, int64_t index, int64_t t) {
+    for (const HloComputation* c : loop.called_computations()) {
+      int64_t first = -1, last = -1;
+      for (const HloInstruction* e : c->parameter_instruction(0)->users()) {
+        if (e->attrs().tuple_index != index) continue;
+        for (const HloInstruction* user : e->users()) {
+          if (user == c->root_instruction() && user->opcode() == HloOpcode::kTuple) continue;
+          const int64_t time = a.live->instruction_time(user);
+          if (time < 0) return true;  // not scheduled: assume the worst
+          first = first < 0 ? time : std::min(first, time);
+          last = std::max(last, time);
+        }
+      }
+      if (first >= 0 && first <= t && t <= last) return true;
+    }
+    return false;
+  }
+
   // The candidates live across time t, best first, taken until they save
   // `need` bytes (only the best with `one`); none reads another's result.
   std::vector<Candidate> Choose(const Analyses& a, int64_t t, int64_t need, bool one) {
@@ -751,6 +853,15 @@ std::string RematerializationResult::Summary() const {
                    Bytes(floor.bytes), " (", floor.instruction, "); parameters and outputs ",
                    Bytes(floor.resident_bytes), "; lower bound ", Bytes(floor.bound_bytes), "\n");
   for (const Recomputation& r : recomputed) {
+    if (r.loop_state) {
+      absl::StrAppend(&out, "  %", r.instruction, ": no longer loop state of %", r.computation,
+                      r.clone.empty() ? " (nothing read it)"
+                                      : absl::StrCat(", made again as %", r.clone,
+                                                     " before its reads in each iteration"),
+                      "; ", Bytes(r.bytes_freed), " freed at the peak (time ", r.peak_time, "); ",
+                      r.flops, " FLOPs, ", Bytes(r.bytes_accessed), " accessed per iteration\n");
+      continue;
+    }
     absl::StrAppend(
         &out, "  %", r.instruction, " in %", r.computation,
         r.moved ? ": moved to %" : ": recomputed as %", r.clone,

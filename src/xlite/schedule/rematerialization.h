@@ -31,6 +31,13 @@
 // repeat until the peak is at most the limit, nothing helps, or
 // `max_rounds`.
 //
+// Before the rounds, loop state live at the peak that the loop can make
+// again from nothing -- a constant, an iota or a broadcast of one that the
+// body hands on unchanged and nothing reads after the loop -- is made again
+// where the body and condition read it and leaves the loop state
+// (jax.b380442861 carries a 4 MB iota through a million iterations to read
+// one element of it in each).
+//
 // The module's instruction order is its schedule (is_scheduled=true) and
 // stays one; the call graph must be flattened (PlanMemory does both).
 // Recomputing is deterministic, so results do not change.
@@ -80,7 +87,11 @@ struct Recomputation {
   std::string instruction;  // the original
   std::string clone;        // the instruction that now computes it for later uses
   std::string computation;
-  bool moved = false;       // the original had no earlier use and is gone
+  bool moved = false;  // the original had no earlier use and is gone
+  // An element of a while loop's state (computation: the body) that the loop
+  // now makes again where it reads it instead of carrying it; flops and
+  // bytes_accessed are then per iteration.
+  bool loop_state = false;
   int with_operands = 0;    // operands (dead at the peak) recomputed with it
   int64_t peak_time = 0;    // the peak it was chosen at
   int64_t bytes_freed = 0;  // its size less the operand bytes kept over that peak

@@ -433,6 +433,90 @@ ENTRY e {
   EXPECT_TRUE(*before == *after);
 }
 
+// jax.b380442861's shape, smaller: the loop carries a 4000-byte iota it only
+// reads one element of, while the body makes a 4000-byte square of another
+// iota (in a call) and reduces it. Carried, the iota is live across that
+// peak; made again right before the dynamic-slice, it is not, and the loop
+// state loses it.
+TEST(Rematerialization, LoopStateMadeFromNothingLeavesTheLoop) {
+  constexpr char kLoop[] = R"(
+HloModule m, is_scheduled=true
+
+sum {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+
+body {
+  st = (s32[], s32[], s32[1000]) parameter(0)
+  i = s32[] get-tuple-element(st), index=0
+  acc = s32[] get-tuple-element(st), index=1
+  v = s32[1000] get-tuple-element(st), index=2
+  ds = s32[1] dynamic-slice(v, i), dynamic_slice_sizes={1}
+  e = s32[] reshape(ds)
+  w = s32[1000] iota(), iota_dimension=0
+  sq = s32[1000] multiply(w, w)
+  zero = s32[] constant(0)
+  r = s32[] reduce(sq, zero), dimensions={0}, to_apply=sum
+  a1 = s32[] add(acc, r)
+  a2 = s32[] add(a1, e)
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], s32[], s32[1000]) tuple(i1, a2, v)
+}
+
+cond {
+  cs = (s32[], s32[], s32[1000]) parameter(0)
+  ci = s32[] get-tuple-element(cs), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}
+
+ENTRY e {
+  z = s32[] constant(0)
+  z1 = s32[] copy(z)
+  z2 = s32[] copy(z)
+  v = s32[1000] iota(), iota_dimension=0
+  init = (s32[], s32[], s32[1000]) tuple(z1, z2, v)
+  loop = (s32[], s32[], s32[1000]) while(init), condition=cond, body=body
+  ROOT out = s32[] get-tuple-element(loop), index=1
+}
+)";
+  auto m = Parse(kLoop);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Literal> before = Evaluate(*m, {});
+  ASSERT_TRUE(before.ok()) << before.status();
+  absl::StatusOr<int64_t> peak = Peak(*m);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  // The carried iota, w and sq at once: at least 12000 bytes.
+  ASSERT_GE(*peak, 12000);
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = *peak - 4000});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->met) << r->Summary();
+  ASSERT_FALSE(r->recomputed.empty()) << r->Summary();
+  EXPECT_TRUE(r->recomputed[0].loop_state);
+  EXPECT_EQ(r->recomputed[0].instruction, "v");
+  EXPECT_EQ(r->recomputed[0].computation, "body");
+  EXPECT_EQ(r->recomputed[0].bytes_freed, 4000);
+  EXPECT_TRUE(absl::StrContains(r->Summary(), "no longer loop state of %body")) << r->Summary();
+  EXPECT_LE(r->peak_after, *peak - 4000);
+  ASSERT_TRUE(VerifyModule(*m).ok()) << PrintModule(*m);
+  const std::string text = PrintModule(*m);
+  EXPECT_TRUE(absl::StrContains(text, "(s32[], s32[]) while(")) << text;
+  absl::StatusOr<Literal> after = Evaluate(*m, {});
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+  // Without a limit to meet, the loop keeps its state.
+  auto m2 = Parse(kLoop);
+  absl::StatusOr<RematerializationResult> r2 =
+      Rematerialize(*m2, {.memory_limit_bytes = *peak});
+  ASSERT_TRUE(r2.ok());
+  EXPECT_TRUE(r2->recomputed.empty());
+  EXPECT_TRUE(absl::StrContains(PrintModule(*m2), "s32[1000]{0}) while(")) << PrintModule(*m2);
+}
+
 TEST(Rematerialization, TheFlagTakesBytes) {
   DebugOptions o;
   ASSERT_TRUE(ApplyDebugFlag("--xlite_memory_limit=123456", o).ok());
