@@ -3,6 +3,9 @@
 #include "xlite/codegen/jit.h"
 
 #include <algorithm>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <array>
 #include <cctype>
 #include <mutex>
@@ -70,11 +73,41 @@ std::string HostFeatures() {
   return absl::StrJoin(list, ",");
 }
 
-// The host's CPU name and features, read once: they do not change while the
-// process runs.
+// The CPU LLVM tunes for (its scheduling model and cost tables; the
+// instruction set comes from the feature list). LLVM 16 names a CPU newer than
+// itself "generic"; the nearest one it knows serves better: an AMD family 1Ah
+// (Zen 5) host ran 0.90-1.0x the time and compiled 0.88-1.0x as "znver4"
+// (6 rounds, 8 programs, bench/RESULTS.md).
+std::string TuningCpu(const std::string& features) {
+  std::string name = llvm::sys::getHostCPUName().str();
+  if (name != "generic") return name;
+#if defined(__x86_64__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return name;
+  const bool amd = ebx == 0x68747541;    // "Auth(enticAMD)"
+  const bool intel = ebx == 0x756e6547;  // "Genu(ineIntel)"
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return name;
+  const unsigned family = ((eax >> 8) & 0xf) + (((eax >> 8) & 0xf) == 0xf ? (eax >> 20) & 0xff : 0);
+  const bool avx512 = absl::StrContains(features, "+avx512f");
+  const bool avx2 = absl::StrContains(features, "+avx2");
+  if (amd && family >= 0x19) return avx512 ? "znver4" : "znver3";
+  if (intel && family == 6) {
+    if (absl::StrContains(features, "+amx-tile")) return "sapphirerapids";
+    if (avx512) return "icelake-server";
+    if (avx2) return "alderlake";
+  }
+#endif
+  return name;
+}
+
+// The host's CPU name (as TuningCpu picks it) and features, read once: they
+// do not change while the process runs.
 const std::pair<std::string, std::string>& Host() {
-  static const auto* host =
-      new std::pair<std::string, std::string>(llvm::sys::getHostCPUName().str(), HostFeatures());
+  static const auto* host = [] {
+    std::string features = HostFeatures();
+    std::string cpu = TuningCpu(features);
+    return new std::pair<std::string, std::string>(std::move(cpu), std::move(features));
+  }();
   return *host;
 }
 
