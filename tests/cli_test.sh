@@ -247,7 +247,7 @@ check "run compiles by default and checks against --reference_platform=interpret
 "$XLITE" run --backend=interpreter "$ROOT/examples/mlp.hlo" 2>&1 | grep -q 'median .* ms (interpreter)'
 check "run --backend=interpreter keeps the interpreter" $?
 "$XLITE" run --xlite_profile --xlite_cpu_threads=1 "$ROOT/examples/mlp.hlo" > /dev/null 2> "$tmp/err.txt"
-[ $? -eq 0 ] && grep -q '(cpu, 1 threads)' "$tmp/err.txt" && grep -q 'kLibrary .*(dot)' "$tmp/err.txt"
+[ $? -eq 0 ] && grep -q '(cpu, 1 threads; Execute on argument buffers made once)' "$tmp/err.txt" && grep -q 'kLibrary .*(dot)' "$tmp/err.txt"
 check "run --xlite_profile prints time per thunk; --xlite_cpu_threads sets the budget" $?
 "$XLITE" run --xlite_cpu_concurrent_executor=false --reference_platform=interpreter \
   "$ROOT/examples/mlp.hlo" 2>&1 | grep -q 'against the interpreter: match'

@@ -102,9 +102,10 @@ commands:
                                            (leaf order) make one block; every device gets all
              --outfeed=FILE.npz            save the outfeed values outfeed0, ... (tuple values
                                            flattened; printed like outputs either way)
-             --iterations=N                run N times, report the median time (of a run
-                                           from literals: arguments copied in, results out;
-                                           cpu_bench times Execute on buffers alone)
+             --iterations=N                run N times, report the median time (one device:
+                                           Execute on argument buffers made once, as
+                                           cpu_bench times it; several devices: runs from
+                                           literals, arguments copied in, results out)
              --max_elements=N              give up (exit 4) after producing N elements
              --max_seconds=N               give up (exit 4) after N seconds (both: the
                                            interpreter, as backend or reference, only)
