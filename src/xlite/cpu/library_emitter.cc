@@ -129,6 +129,7 @@ absl::StatusOr<std::unique_ptr<Thunk>> EmitConvolution(const HloInstruction& ins
   ASSIGN_OR_RETURN(ElementType rt, HostType(instr, instr.operand(1)->shape().element_type()));
   ASSIGN_OR_RETURN(ElementType ot, HostType(instr, instr.shape().element_type()));
   std::string details = absl::StrCat("convolution ", shape.ToString());
+  info.forks_thread_team = true;  // hostlib::Convolution's oneDNN primitive
   return Library(
       std::move(info), operands, outputs,
       [=](absl::Span<void* const> a) {

@@ -118,6 +118,10 @@ struct ThunkInfo {
   // with custom_call_has_side_effect=true): a concurrent executor keeps such
   // thunks in program order.
   bool has_side_effect = false;
+  // The call forks an OpenMP team of the whole thread budget of its own (a
+  // oneDNN convolution): a concurrent executor runs such thunks one after
+  // another, so that two teams never share the cores.
+  bool forks_thread_team = false;
 };
 
 class Thunk {

@@ -82,7 +82,7 @@ ExecutionGraph ExecutionGraph::Build(const cpu::ThunkSequence& sequence) {
   // with the write, which already comes after them.
   absl::flat_hash_map<int64_t, std::vector<Access>> live;
   std::vector<int32_t> edge_to(n, -1);  // edge_to[i] == j: i -> j is added
-  int32_t last_ordered = -1;
+  int32_t last_ordered = -1, last_team = -1;
   for (int32_t j = 0; j < n; ++j) {
     auto add_edge = [&](int32_t i) {
       if (i == j || edge_to[i] == j) return;
@@ -106,6 +106,10 @@ ExecutionGraph ExecutionGraph::Build(const cpu::ThunkSequence& sequence) {
     if (KeepsProgramOrder(thunk)) {
       if (last_ordered >= 0) add_edge(last_ordered);
       last_ordered = j;
+    }
+    if (thunk.info().forks_thread_team) {
+      if (last_team >= 0) add_edge(last_team);
+      last_team = j;
     }
     for (const cpu::BufferUse& u : uses) {
       if (u.slice.allocation < 0 || u.slice.size <= 0) continue;

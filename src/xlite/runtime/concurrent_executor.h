@@ -9,7 +9,12 @@
 // write-after-read, write-after-write). Thunks whose effects their slices do
 // not show stay in program order among themselves: rng-get-and-update-state
 // (its state), collectives, host transfers, async starts and dones, custom
-// calls with side effects, and control flow containing any of them.
+// calls with side effects, and control flow containing any of them. Library
+// calls that fork an OpenMP team of the whole budget of their own (oneDNN
+// convolutions, ThunkInfo::forks_thread_team) also run one after another:
+// two teams at once would share the cores with each other's spinning
+// workers (cnn_b8's two independent convolutions at 2 threads: 0.84-0.91x
+// the time in that order, 8 rounds).
 //
 // Ready thunks run on the calling thread and on helpers from cpu::SideStreams
 // (threads that may block, never the kernel pool's workers); kernels inside
