@@ -284,6 +284,10 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*builder))
           .setDataLayout(std::move(data_layout))
+          // No platform runtime (static initializers, atexit, __dso_handle):
+          // kernels have none, and the generic one adds IR modules that only
+          // an IR compiler could build.
+          .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
           .setCompileFunctionCreator(
               [](llvm::orc::JITTargetMachineBuilder)
                   -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {

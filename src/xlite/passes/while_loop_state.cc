@@ -86,8 +86,27 @@ HloInstruction* CloneFromNothing(const HloInstruction& value, HloComputation& c,
   return clone;
 }
 
+// Calls computations of its own (a fusion's body, a loop's, a call's, a
+// branch): kept, not removed with dead loop state (dce removes them with
+// their computations). Reducers and comparators are shared and go freely.
+bool OwnsComputations(const HloInstruction& instr) {
+  if (instr.called_computations().empty()) return false;
+  switch (instr.opcode()) {
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kSort:
+    case HloOpcode::kMap:
+    case HloOpcode::kScatter:
+    case HloOpcode::kSelectAndScatter:
+      return false;
+    default:
+      return true;
+  }
+}
+
 // Removes those of `seeds` nothing reads that may go (no parameters, side
-// effects or control edges), then their operands the same way. A seed may be
+// effects, control edges or called computations: loops, calls and fusions are
+// left to dce), then their operands the same way. A seed may be
 // named twice or be removed as another's operand first: only instructions
 // still in `c` are looked at.
 void RemoveUnread(HloComputation& c, std::vector<HloInstruction*> seeds) {
@@ -98,7 +117,7 @@ void RemoveUnread(HloComputation& c, std::vector<HloInstruction*> seeds) {
     seeds.pop_back();
     if (!present.contains(instr) || !instr->users().empty() || c.root_instruction() == instr ||
         instr->opcode() == HloOpcode::kParameter || instr->HasSideEffect() ||
-        HasControlEdges(*instr)) {
+        HasControlEdges(*instr) || !instr->called_computations().empty()) {
       continue;
     }
     std::vector<HloInstruction*> operands = instr->operands();
@@ -144,7 +163,8 @@ bool HasElementwiseState(const HloInstruction& loop,
   }
   const HloInstruction* root = body.root_instruction();
   return root != nullptr && root->opcode() == HloOpcode::kTuple &&
-         root->operand_count() == loop.shape().tuple_shapes_size();
+         root->operand_count() == loop.shape().tuple_shapes_size() && root->users().empty() &&
+         !HasControlEdges(*root);
 }
 
 bool IsInvariantElement(const HloInstruction& loop, int64_t index) {
@@ -227,7 +247,9 @@ int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names) {
       if (needed[i]) stack.push_back(root->operand(i));
     }
     for (const auto& instr : body.instructions()) {
-      if (instr->HasSideEffect() || HasControlEdges(*instr)) stack.push_back(instr.get());
+      if (instr->HasSideEffect() || HasControlEdges(*instr) || OwnsComputations(*instr)) {
+        stack.push_back(instr.get());
+      }
     }
     while (!stack.empty()) {
       const HloInstruction* instr = stack.back();
@@ -261,23 +283,32 @@ int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names) {
   for (HloComputation* c : {&body, &condition}) {
     HloInstruction* param = c->parameter_instruction(0);
     param->mutable_shape() = state;
-    std::vector<HloInstruction*> dead =
-        c == &body ? dropped_results : std::vector<HloInstruction*>();
+    // A dropped element's reads go with everything computed from them: none
+    // of it is needed (dead code earlier passes left included), or the
+    // element would be.
+    std::vector<HloInstruction*> dead;
+    absl::flat_hash_set<HloInstruction*> seen;
     for (HloInstruction* e : param->users()) {
       const int64_t i = e->attrs().tuple_index;
       if (needed[i]) {
         e->attrs().tuple_index = new_index[i];
-      } else {
+      } else if (seen.insert(e).second) {
         dead.push_back(e);
       }
     }
-    RemoveUnread(*c, std::move(dead));
+    for (size_t k = 0; k < dead.size(); ++k) {
+      for (HloInstruction* user : dead[k]->users()) {
+        if (seen.insert(user).second) dead.push_back(user);
+      }
+    }
+    c->RemoveInstructions(dead);
+    if (c == &body) RemoveUnread(*c, dropped_results);
   }
 
   // The init: a tuple of the kept elements.
   HloInstruction* init = loop.operand(0);
   if (init->opcode() == HloOpcode::kTuple && init->users().size() == 1 &&
-      init->operand_count() == n && !HasControlEdges(*init)) {
+      init->operand_count() == n && !HasControlEdges(*init) && outside.root_instruction() != init) {
     std::vector<HloInstruction*> kept, dropped = init->operands();
     for (int64_t i = 0; i < n; ++i) {
       if (needed[i]) kept.push_back(init->operand(i));

@@ -179,6 +179,76 @@ ENTRY e {
   EXPECT_TRUE(ListsAreSchedules(out)) << out;
 }
 
+TEST(WhileLoopSimplifier, DeadCodeReadingADroppedElementGoesWithIt) {
+  // Element 2 is handed on; only dead code (what an earlier rewrite left,
+  // before dce) reads it. It goes, and the dead multiply with it: the
+  // verifier after the pass sees no read of a missing element.
+  bool changed = false;
+  const std::string out =
+      pass_test::RunPass<WhileLoopSimplifier>(R"(
+HloModule m
+body {
+  p = (s32[], s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = s32[] get-tuple-element(p), index=1
+  y = s32[] get-tuple-element(p), index=2
+  zero = s32[] constant(0)
+  dead = s32[] multiply(y, zero)
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  x2 = s32[] add(x, i)
+  ROOT out = (s32[], s32[], s32[]) tuple(n, x2, y)
+}
+cond {
+  p = (s32[], s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(5)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+ENTRY e {
+  z = s32[] constant(0)
+  t = (s32[], s32[], s32[]) tuple(z, z, z)
+  w = (s32[], s32[], s32[]) while(t), condition=cond, body=body
+  ROOT r = s32[] get-tuple-element(w), index=1
+})",
+                                              &changed, false, PrintOptions::Short());
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(out.find("dead"), std::string::npos) << out;
+  EXPECT_NE(out.find("ROOT out = (s32[], s32[]) tuple(n, x2)"), std::string::npos) << out;
+}
+
+TEST(WhileLoopSimplifier, AnInitTupleThatIsTheResultKeepsItsShape) {
+  // The entry returns the init tuple itself: the loop's init becomes a tuple
+  // of get-tuple-elements of it, and the result keeps both elements.
+  bool changed = false;
+  const std::string out =
+      pass_test::RunPass<WhileLoopSimplifier>(R"(
+HloModule m
+body {
+  p = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  y = s32[] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  ROOT out = (s32[], s32[]) tuple(n, y)
+}
+cond {
+  p = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(5)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+ENTRY e {
+  z = s32[] constant(0)
+  ROOT t = (s32[], s32[]) tuple(z, z)
+  w = (s32[], s32[]) while(t), condition=cond, body=body
+})",
+                                              &changed, false, PrintOptions::Short());
+  EXPECT_TRUE(changed);
+  EXPECT_NE(out.find("ROOT t = (s32[], s32[]) tuple(z, z)"), std::string::npos) << out;
+  EXPECT_NE(out.find("w = (s32[]) while("), std::string::npos) << out;
+}
+
 TEST(WhileLoopSimplifier, KeepsStateSomethingReads) {
   // The condition reads the bound, the body reads the step and the iota,
   // the accumulator is the result, and the counter feeds the next counter:

@@ -34,6 +34,18 @@ bool KeepsProgramOrder(const cpu::Thunk& thunk) {
   return false;
 }
 
+// Forks an OpenMP team of the whole budget, itself or in a nested sequence
+// (a loop around a convolution).
+bool ForksThreadTeam(const cpu::Thunk& thunk) {
+  if (thunk.info().forks_thread_team) return true;
+  for (const auto& [label, nested] : thunk.nested()) {
+    for (const auto& t : *nested) {
+      if (ForksThreadTeam(*t)) return true;
+    }
+  }
+  return false;
+}
+
 // A thunk that finishes in nanoseconds (see ExecutionGraph::num_large).
 bool IsSmall(const cpu::Thunk& thunk, const std::vector<cpu::BufferUse>& uses) {
   switch (thunk.kind()) {
@@ -107,7 +119,7 @@ ExecutionGraph ExecutionGraph::Build(const cpu::ThunkSequence& sequence) {
       if (last_ordered >= 0) add_edge(last_ordered);
       last_ordered = j;
     }
-    if (thunk.info().forks_thread_team) {
+    if (ForksThreadTeam(thunk)) {
       if (last_team >= 0) add_edge(last_team);
       last_team = j;
     }

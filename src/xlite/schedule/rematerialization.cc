@@ -294,8 +294,10 @@ class Rematerializer {
     ASSIGN_OR_RETURN(Analyses a, Analyses::Run(module_));
     result.peak_before = a.live->peak_bytes();
     result.floor = ComputeLargestWorkingSet(a);
-    if (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
-        SinkLoopState(a, result)) {
+    // One loop at a time, each with fresh analyses (the last one's rewrite
+    // moved the peak and made and removed instructions).
+    while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
+           SinkLoopState(a, result)) {
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
     }
     std::pair<int64_t, int64_t> level = PeakLevel(a);
@@ -386,7 +388,8 @@ class Rematerializer {
   // peak. Its readers in the body and condition read a copy made right
   // before them (while_loop_state.h), and the element leaves the loop. The
   // peak cannot rise: the copy is live only where the element was, and
-  // shorter. Returns whether anything changed.
+  // shorter. Rewrites the first loop that has such elements and returns
+  // true (the caller analyses the module again), false when none has.
   bool SinkLoopState(const Analyses& a, RematerializationResult& result) {
     const int64_t t = a.live->peak_time();
     const auto callers = CountCallers(module_);
@@ -398,9 +401,9 @@ class Rematerializer {
         if (i->opcode() == HloOpcode::kWhile) loops.push_back(i.get());
       }
     }
-    bool changed = false;
     for (HloInstruction* loop : loops) {
-      if (!HasElementwiseState(*loop, callers) || loop->operand(0)->opcode() != HloOpcode::kTuple) {
+      if (!HasElementwiseState(*loop, callers) || loop->operand(0)->opcode() != HloOpcode::kTuple ||
+          loop->parent()->root_instruction() == loop) {
         continue;
       }
       const int64_t n = loop->shape().tuple_shapes_size();
@@ -411,7 +414,7 @@ class Rematerializer {
         if (only_elements) read_after[user->attrs().tuple_index] = true;
       }
       if (!only_elements) continue;
-      bool sunk = false;
+      std::vector<Recomputation> records;
       for (int64_t i = 0; i < n; ++i) {
         const HloInstruction* v = loop->operand(0)->operand(i);
         while (v->opcode() == HloOpcode::kCopy) v = v->operand(0);
@@ -437,20 +440,20 @@ class Rematerializer {
         std::vector<HloInstruction*> copies = SinkInvariantElement(*loop, i, *v, names);
         r.clone = copies.empty() ? "" : copies.front()->name();
         if (copies.empty()) r.flops = r.bytes_accessed = 0;  // nothing read it
-        result.recomputed.push_back(std::move(r));
-        sunk = true;
+        records.push_back(std::move(r));
       }
-      if (sunk) {
-        RemoveDeadElements(*loop, names);
-        changed = true;
-      }
-    }
-    if (changed) {
+      if (records.empty()) continue;
+      // Nothing reads the sunk elements now but the root's hand-on: they go
+      // (the count is checked all the same: a record says the bytes left).
+      const int64_t removed = RemoveDeadElements(*loop, names);
       for (const auto& c : module_.computations()) {
         for (const auto& i : c->instructions()) instruction_names_.insert(i->name());
       }
+      if (removed != static_cast<int64_t>(records.size())) continue;  // not expected
+      for (Recomputation& r : records) result.recomputed.push_back(std::move(r));
+      return true;
     }
-    return changed;
+    return false;
   }
 
   // Whether a copy of loop state element `index` made right before its first
@@ -463,7 +466,19 @@ class Rematerializer {
       for (const HloInstruction* e : c->parameter_instruction(0)->users()) {
         if (e->attrs().tuple_index != index) continue;
         for (const HloInstruction* user : e->users()) {
-          if (user == c->root_instruction() && user->opcode() == HloOpcode::kTuple) continue;
+          // The body's root hands the element on at its own index (not a
+          // read); at another index it reads it at the end of the iteration.
+          if (user == c->root_instruction() && user->opcode() == HloOpcode::kTuple) {
+            bool elsewhere = false;
+            for (int64_t k = 0; k < user->operand_count(); ++k) {
+              elsewhere = elsewhere || (user->operand(k) == e && k != index);
+            }
+            if (!elsewhere) continue;
+          } else if (user->opcode() == HloOpcode::kTuple || user->opcode() == HloOpcode::kWhile ||
+                     user->opcode() == HloOpcode::kCall ||
+                     user->opcode() == HloOpcode::kConditional) {
+            return true;  // held on (an inner loop's state, a call): assume live throughout
+          }
           const int64_t time = a.live->instruction_time(user);
           if (time < 0) return true;  // not scheduled: assume the worst
           first = first < 0 ? time : std::min(first, time);
