@@ -81,22 +81,6 @@ bool IsFusibleRowReduce(const HloInstruction& instr) {
          instr.attrs().dimensions->end();
 }
 
-// A cheap elementwise op that reads a row reduction element for element and
-// is the reduction's only reader (a layer norm's mean: rows times 1/n). It is
-// not duplicated into its readers, like an expensive op: where they read it
-// through broadcasts, duplicates would leave the reduction a kernel of its
-// own; kept whole it is the reduction's epilogue, in one kernel with it.
-bool IsRowReduceEpilogue(const HloInstruction& instr) {
-  if (!(HloOpcodeTraits(instr.opcode()) & kElementwise)) return false;
-  for (const HloInstruction* op : instr.operands()) {
-    if (IsFusibleRowReduce(*op) && op->users().size() == 1 &&
-        op->shape().ElementCount() == instr.shape().ElementCount()) {
-      return true;
-    }
-  }
-  return false;
-}
-
 bool IsFusibleConsumer(const HloInstruction& instr) {
   if (instr.opcode() == HloOpcode::kConstant) return false;  // nothing to fuse into it
   return IsFusibleProducer(instr) || (instr.opcode() == HloOpcode::kReduce && Movable(instr));
@@ -257,7 +241,7 @@ class ComputationFusion {
       if (plain_.contains(user)) read_plainly = true;
     }
     if (IsFusibleProducer(*instr)) {
-      if (!IsExpensive(instr->opcode()) && !IsRowReduceEpilogue(*instr)) {
+      if (!IsExpensive(instr->opcode())) {
         // A value stored anyway is read where recomputing it would read more
         // than it (several arrays): duplicating it then only costs, and
         // would split the expensive producers below it between fusions.

@@ -11,9 +11,7 @@
 // holds all its users and none of them reads an element twice (a broadcast of
 // it). A row reduction (over its operand's minor-most dimension) joins the
 // one fusion that reads it element for element (elementwise ops, reshapes):
-// its epilogue runs in its kernel; a cheap elementwise op that is such a
-// reduction's only reader is kept whole for it, not copied into its readers.
-// Not fused:
+// its epilogue runs in its kernel. Not fused:
 // tuple-shaped values, instructions with control edges, in-place updates
 // (dynamic-update-slice, scatter), library calls, control flow; only
 // computations that run as sequences (entry, loop bodies and conditions,

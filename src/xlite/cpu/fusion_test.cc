@@ -200,41 +200,6 @@ ENTRY e {
   testing::ExpectAgreesWithInterpreter(text);
 }
 
-// A cheap epilogue of a row reduction (a mean as rows * 1/n, as XLA writes a
-// division by a power of two) that several fusions read through broadcasts
-// stays whole, with the reduction, instead of being copied into each reader
-// and leaving the reduction a kernel of its own.
-TEST(LoopFusion, RowReductionsKeepACheapEpilogueThatBroadcastsRead) {
-  const std::string text = R"(
-HloModule m
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  x = f32[64,256] parameter(0)
-  z = f32[] constant(0)
-  rows = f32[64] reduce(x, z), dimensions={1}, to_apply=sum
-  inv = f32[] constant(0.00390625)
-  binv = f32[64] broadcast(inv), dimensions={}
-  mean = f32[64] multiply(rows, binv)
-  bm = f32[64,256] broadcast(mean), dimensions={0}
-  c = f32[64,256] subtract(x, bm)
-  sq = f32[64,256] multiply(c, c)
-  v = f32[64] reduce(sq, z), dimensions={1}, to_apply=sum
-  bm2 = f32[64,256] broadcast(mean), dimensions={0}
-  y = f32[64,256] subtract(x, bm2)
-  ROOT t = (f32[64], f32[64,256]) tuple(v, y)
-})";
-  const std::string out = Fuse(text);
-  // The mean with its reduce; v; y: three fusions, the mean computed once.
-  EXPECT_EQ(Occurrences(out, " fusion("), 3) << out;
-  EXPECT_NE(out.find("ROOT mean = f32[64]{0} multiply(rows"), std::string::npos) << out;
-  EXPECT_EQ(Occurrences(out, " multiply(rows"), 1) << out;
-  testing::ExpectAgreesWithInterpreter(text);
-}
-
 // A row reduction stays out of readers that would fold it again per element
 // they read (a clamp reading it as a scalar bound, two overlapping slices) or
 // fold it on one thread (a reduce of it: the kernel is partitioned by the

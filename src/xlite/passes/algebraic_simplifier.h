@@ -6,8 +6,6 @@
 //     multiply(x, 1), multiply(1, x) -> x        pred, integer and real floating types
 //                                                (not complex: (inf+0i)*(1+0i) has a NaN part)
 //     subtract(x, x)                 -> broadcast(0)   integer types only (inf - inf is NaN)
-//     divide(x, c)                   -> multiply(x, 1/c)   c = +-2^k of f16/bf16/f32/f64 whose
-//                                       reciprocal the type holds (bit for bit the same)
 //     negate(negate(x))              -> x
 //     not(not(x))                    -> x
 //     select(all-true, a, b) -> a; select(all-false, a, b) -> b

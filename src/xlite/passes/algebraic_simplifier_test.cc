@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "xlite/passes/pass_test_util.h"
 
@@ -83,41 +82,6 @@ TEST(AlgSimp, MultiplyKeptForTwoComplexAndElided) {
   o = f32[2] constant({...})
   ROOT r = f32[2] multiply(p, o))",
              "multiply(", false);
-}
-
-// A power-of-two divisor becomes a multiply by its exact reciprocal, as XLA
-// writes a softmax's x/8 (x*0.125); other divisors, zero, and a reciprocal
-// the type cannot hold (2^-149 in f32: 2^149 overflows) stay divides.
-TEST(AlgSimp, DivideByAPowerOfTwoMultipliesByItsReciprocal) {
-  ExpectRoot(R"(p = f32[4] parameter(0)
-  c = f32[] constant(8)
-  b = f32[4] broadcast(c), dimensions={}
-  ROOT r = f32[4] divide(p, b))",
-             "multiply(", true);
-  {
-    const std::string out = Simplify(Module(R"(p = bf16[4] parameter(0)
-  c = bf16[] constant(-0.5)
-  b = bf16[4] broadcast(c), dimensions={}
-  ROOT r = bf16[4] divide(p, b))"));
-    EXPECT_NE(out.find("constant(-2)"), std::string::npos) << out;
-  }
-  ExpectRoot(R"(p = f64[] parameter(0)
-  c = f64[] constant(1024)
-  ROOT r = f64[] divide(p, c))",
-             "multiply(", true);
-  for (const char* divisor : {"3", "0", "inf", "1.4013e-45"}) {
-    ExpectRoot(absl::StrCat(R"(p = f32[4] parameter(0)
-  c = f32[] constant()",
-                            divisor, R"()
-  b = f32[4] broadcast(c), dimensions={}
-  ROOT r = f32[4] divide(p, b))"),
-               "divide(", false);
-  }
-  ExpectRoot(R"(p = s32[4] parameter(0)
-  c = s32[] constant(8)
-  b = s32[4] broadcast(c), dimensions={}
-  ROOT r = s32[4] divide(p, b))",
-             "divide(", false);
 }
 
 TEST(AlgSimp, SubtractSelfIntegers) {

@@ -1,6 +1,4 @@
 // algsimp rules for elementwise ops (see algebraic_simplifier.h).
-#include <cmath>
-
 #include "xlite/passes/algebraic_simplifier.h"
 
 namespace xlite {
@@ -47,45 +45,6 @@ bool SimplifyMultiply(Rewriter& rw, HloInstruction* mul) {
   return false;
 }
 
-// x / c -> x * (1/c) for a constant c = +-2^k of f16, bf16, f32 or f64 whose
-// reciprocal the type holds exactly (XLA turns every float constant divisor
-// into a multiply; only these keep every result bit: x/c and x*(1/c) are then
-// the same real number, rounded once). A multiply is cheap: the fusion pass
-// recomputes it where read instead of storing it (a softmax's x/8, a mean's
-// sum/1024).
-bool SimplifyDivide(Rewriter& rw, HloInstruction* div) {
-  const PrimitiveType t = div->shape().element_type();
-  if (t != PrimitiveType::F16 && t != PrimitiveType::BF16 && t != PrimitiveType::F32 &&
-      t != PrimitiveType::F64) {
-    return false;
-  }
-  const Splat s = GetSplat(*div->operand(1));
-  if (s.literal == nullptr || s.literal->shape().element_type() != t ||
-      div->operand(0)->shape() != div->shape()) {
-    return false;
-  }
-  const double c = s.literal->GetDouble(s.index);
-  int exponent = 0;
-  if (!std::isfinite(c) || c == 0 || std::fabs(std::frexp(c, &exponent)) != 0.5) return false;
-  const double reciprocal = 1.0 / c;  // exact in double: a power of two
-  Shape scalar = Shape::Scalar(t);
-  if (div->shape().has_layout()) scalar.SetDefaultLayoutIfMissing();
-  InstructionAttributes attrs;
-  attrs.literal = Literal(scalar);
-  attrs.literal->SetDouble(0, reciprocal);
-  if (attrs.literal->GetDouble(0) != reciprocal) return false;  // beyond the type's range
-  HloInstruction* factor = rw.Add(*div, HloOpcode::kConstant, scalar, {}, &attrs);
-  if (factor == nullptr) return false;
-  if (div->shape().rank() > 0) {
-    InstructionAttributes battrs;
-    battrs.dimensions = std::vector<int64_t>{};
-    factor = rw.Add(*div, HloOpcode::kBroadcast, div->shape(), {factor}, &battrs);
-    if (factor == nullptr) return false;
-  }
-  return rw.ReplaceWithNew(
-      div, rw.Add(*div, HloOpcode::kMultiply, div->shape(), {div->operand(0), factor}));
-}
-
 // x - x -> 0 for integers (inf - inf and NaN - NaN are NaN).
 bool SimplifySubtract(Rewriter& rw, HloInstruction* sub) {
   if (!IsInteger(sub->shape().element_type()) || sub->operand(0) != sub->operand(1)) return false;
@@ -117,8 +76,6 @@ bool SimplifyElementwise(Rewriter& rw, HloInstruction* instr) {
       return instr->operand_count() == 2 && SimplifyMultiply(rw, instr);
     case HloOpcode::kSubtract:
       return instr->operand_count() == 2 && SimplifySubtract(rw, instr);
-    case HloOpcode::kDivide:
-      return instr->operand_count() == 2 && SimplifyDivide(rw, instr);
     case HloOpcode::kNegate:
     case HloOpcode::kNot:
       return instr->operand_count() == 1 && SimplifyInvolution(rw, instr);
