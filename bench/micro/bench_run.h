@@ -17,6 +17,7 @@
 #include "xlite/ir/elided_constants.h"
 #include "xlite/ir/literal.h"
 #include "xlite/ir/module.h"
+#include "xlite/runtime/argument_buffers.h"
 #include "xlite/runtime/buffer.h"
 #include "xlite/runtime/client.h"
 #include "xlite/runtime/executable.h"
@@ -55,64 +56,8 @@ inline std::string FirstLine(absl::string_view s) { return std::string(s.substr(
 
 // --- Arguments as runtime::Buffers -----------------------------------------
 
-inline const Literal* LeafOf(const std::vector<Literal>& args, int64_t parameter,
-                             const ShapeIndex& index) {
-  if (parameter < 0 || parameter >= static_cast<int64_t>(args.size())) return nullptr;
-  const Literal* l = &args[parameter];
-  for (int64_t i : index) {
-    if (i < 0 || i >= static_cast<int64_t>(l->tuple_elements().size())) return nullptr;
-    l = &l->tuple_elements()[i];
-  }
-  return l;
-}
-
-// One run's argument buffers: the master copies, and for each run fresh
-// copies of the ones the executable donates (those are consumed).
-class Arguments {
- public:
-  static absl::StatusOr<Arguments> Create(const Executable& exe, const std::vector<Literal>& args) {
-    absl::StatusOr<const runtime::DonationRules*> rules = exe.donation_rules();
-    if (!rules.ok()) return rules.status();
-    Arguments a;
-    for (const runtime::ArgumentLeaf& leaf : (*rules)->arguments()) {
-      const Literal* lit = LeafOf(args, leaf.parameter_number, leaf.parameter_index);
-      if (lit == nullptr) return absl::InvalidArgumentError("argument structure mismatch");
-      absl::StatusOr<std::unique_ptr<Buffer>> b = Buffer::FromLiteral(*lit, leaf.shape);
-      if (!b.ok()) return b.status();
-      a.masters_.push_back(std::move(*b));
-      a.donated_.push_back(leaf.output_leaf.has_value());
-    }
-    return a;
-  }
-
-  // The buffers for the next run (copies made here, before the clock starts).
-  absl::StatusOr<std::vector<Buffer*>> Next() {
-    fresh_.clear();
-    std::vector<Buffer*> out;
-    for (size_t i = 0; i < masters_.size(); ++i) {
-      if (!donated_[i]) {
-        out.push_back(masters_[i].get());
-        continue;
-      }
-      absl::StatusOr<std::unique_ptr<Buffer>> copy = masters_[i]->Copy();
-      if (!copy.ok()) return copy.status();
-      out.push_back(copy->get());
-      fresh_.push_back(std::move(*copy));
-    }
-    return out;
-  }
-
-  int64_t bytes() const {
-    int64_t n = 0;
-    for (const auto& b : masters_) n += b->size_bytes();
-    return n;
-  }
-
- private:
-  std::vector<std::unique_ptr<Buffer>> masters_;
-  std::vector<bool> donated_;
-  std::vector<std::unique_ptr<Buffer>> fresh_;
-};
+// The master copies, and for each run fresh copies of the donated ones.
+using Arguments = runtime::ArgumentBuffers;
 
 struct RunContext {
   std::unique_ptr<runtime::Client> client;

@@ -21,6 +21,7 @@
 #include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
 #include "xlite/ir/elided_constants.h"
+#include "xlite/runtime/argument_buffers.h"
 #include "xlite/runtime/buffer.h"
 #include "xlite/runtime/client.h"
 #include "xlite/runtime/compare_literals.h"
@@ -344,41 +345,16 @@ static std::optional<absl::StatusOr<Literal>> TimeExecute(const runtime::Executa
       layout && !(cpu::WithoutLayouts(layout->result) == result_shape)) {
     return std::nullopt;
   }
-  std::vector<std::unique_ptr<runtime::Buffer>> masters;
-  std::vector<bool> donated;
-  for (const runtime::ArgumentLeaf& leaf : (*rules)->arguments()) {
-    if (leaf.parameter_number < 0 || leaf.parameter_number >= static_cast<int64_t>(args.size())) {
-      return std::nullopt;
-    }
-    const Literal* l = &args[leaf.parameter_number];
-    for (int64_t i : leaf.parameter_index) {
-      if (i < 0 || i >= static_cast<int64_t>(l->tuple_elements().size())) return std::nullopt;
-      l = &l->tuple_elements()[i];
-    }
-    absl::StatusOr<std::unique_ptr<runtime::Buffer>> b =
-        runtime::Buffer::FromLiteral(*l, leaf.shape);
-    if (!b.ok()) return std::nullopt;
-    masters.push_back(std::move(*b));
-    donated.push_back(leaf.output_leaf.has_value());
-  }
+  absl::StatusOr<runtime::ArgumentBuffers> arguments = runtime::ArgumentBuffers::Create(exe, args);
+  if (!arguments.ok()) return std::nullopt;
   std::vector<std::unique_ptr<runtime::Buffer>> outputs;
   for (int64_t it = 0; it < iterations; ++it) {
-    std::vector<std::unique_ptr<runtime::Buffer>> fresh;
-    std::vector<runtime::Buffer*> buffers;
-    for (size_t i = 0; i < masters.size(); ++i) {
-      if (!donated[i]) {
-        buffers.push_back(masters[i].get());
-        continue;
-      }
-      absl::StatusOr<std::unique_ptr<runtime::Buffer>> copy = masters[i]->Copy();
-      if (!copy.ok()) return copy.status();
-      buffers.push_back(copy->get());
-      fresh.push_back(std::move(*copy));
-    }
+    absl::StatusOr<std::vector<runtime::Buffer*>> buffers = arguments->Next();
+    if (!buffers.ok()) return buffers.status();
     outputs.clear();  // the last run's outputs are freed before the clock
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<std::unique_ptr<runtime::Buffer>>> out =
-        exe.Execute(buffers, options);
+        exe.Execute(*buffers, options);
     times_ms.push_back(MillisecondsSince(start));
     if (!out.ok()) return out.status();
     outputs = std::move(*out);

@@ -226,6 +226,10 @@ struct Jit::Impl {
   absl::flat_hash_map<std::string, CompiledKernel> compiled_by_ir;
 
   void Optimize(llvm::Module& module, llvm::TargetMachine& machine) const;
+  // Optimizes `module` and compiles it to object code on a machine leased
+  // for this thread; writes the optimized IR to `dump_path` first when given.
+  absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> OptimizeAndCompile(
+      llvm::Module& module, const std::string& dump_path) const;
   // Compiles `specs`, all new, named `names`, into the JIT: one module on
   // this thread, or (independent kernels) one module per compile thread.
   absl::StatusOr<std::vector<CompiledKernel>> CompileNew(absl::Span<const KernelSpec> specs,
@@ -357,6 +361,18 @@ void Jit::Impl::Optimize(llvm::Module& module, llvm::TargetMachine& machine) con
                                          ? passes.buildO0DefaultPipeline(level)
                                          : passes.buildPerModuleDefaultPipeline(level);
   pipeline.run(module, mam);
+}
+
+absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> Jit::Impl::OptimizeAndCompile(
+    llvm::Module& module, const std::string& dump_path) const {
+  ASSIGN_OR_RETURN(TargetMachinePool::Lease machine,
+                   TargetMachinePool::Get().Acquire(machine_key, *machine_builder));
+  Optimize(module, *machine);
+  if (!dump_path.empty()) RETURN_IF_ERROR(WriteModule(module, dump_path));
+  llvm::orc::SimpleCompiler compiler(*machine);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compiler(module);
+  if (!object) return Internal("LLVM code generation: ", ErrorText(object.takeError()));
+  return std::move(*object);
 }
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> Jit::Impl::Emit(
@@ -523,14 +539,9 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
       }
       RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-no-opt.ll"));
     }
-    ASSIGN_OR_RETURN(TargetMachinePool::Lease machine,
-                     TargetMachinePool::Get().Acquire(machine_key, *machine_builder));
-    Optimize(*module, *machine);
-    if (dump) RETURN_IF_ERROR(WriteModule(*module, prefix + ".ir-with-opt.ll"));
-    llvm::orc::SimpleCompiler compiler(*machine);
-    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compiler(*module);
-    if (!object) return Internal("LLVM code generation: ", ErrorText(object.takeError()));
-    if (llvm::Error e = lljit->addObjectFile(std::move(*object))) {
+    ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> object,
+                     OptimizeAndCompile(*module, dump ? prefix + ".ir-with-opt.ll" : ""));
+    if (llvm::Error e = lljit->addObjectFile(std::move(object))) {
       return Internal("adding object code to the JIT: ", ErrorText(std::move(e)));
     }
   } else {
@@ -555,17 +566,11 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Impl::CompileNew(
     auto compile_part = [&](int p) {
       Part& part = parts[p];
       part.object = [&]() -> absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> {
-        ASSIGN_OR_RETURN(TargetMachinePool::Lease machine,
-                         TargetMachinePool::Get().Acquire(machine_key, *machine_builder));
         llvm::LLVMContext context;
         ASSIGN_OR_RETURN(
             std::unique_ptr<llvm::Module> module,
             Emit(part.specs, part.names, absl::StrCat(module_name, "_", p), context, part.kernels));
-        Optimize(*module, *machine);
-        llvm::orc::SimpleCompiler compiler(*machine);
-        llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compiler(*module);
-        if (!object) return Internal("LLVM code generation: ", ErrorText(object.takeError()));
-        return std::move(*object);
+        return OptimizeAndCompile(*module, "");
       }();
     };
     std::vector<std::thread> workers;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/ir/computation.h"
 #include "xlite/ir/name_uniquer.h"
+#include "xlite/passes/while_loop_state.h"
 
 namespace xlite {
 namespace {
@@ -25,15 +26,6 @@ bool WorthHoisting(HloOpcode op) {
     default:
       return false;
   }
-}
-
-// Reads its parameter only through get-tuple-element.
-bool ReadsParameterByElement(const HloComputation& c) {
-  if (c.num_parameters() != 1 || c.parameter_instruction(0) == nullptr) return false;
-  for (const HloInstruction* user : c.parameter_instruction(0)->users()) {
-    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
-  }
-  return c.root_instruction() != c.parameter_instruction(0);
 }
 
 class LoopMotion {

@@ -14,15 +14,6 @@ namespace {
 HloComputation& Condition(const HloInstruction& loop) { return *loop.called_computations()[0]; }
 HloComputation& Body(const HloInstruction& loop) { return *loop.called_computations()[1]; }
 
-// Reads its one parameter only through get-tuple-element.
-bool ReadsParameterByElement(const HloComputation& c) {
-  if (c.num_parameters() != 1 || c.parameter_instruction(0) == nullptr) return false;
-  for (const HloInstruction* user : c.parameter_instruction(0)->users()) {
-    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
-  }
-  return c.root_instruction() != c.parameter_instruction(0);
-}
-
 bool HasControlEdges(const HloInstruction& i) {
   return !i.control_predecessors().empty() || !i.control_successors().empty();
 }
@@ -137,6 +128,14 @@ void Supersede(HloInstruction* old, HloInstruction* replacement) {
 }
 
 }  // namespace
+
+bool ReadsParameterByElement(const HloComputation& c) {
+  if (c.num_parameters() != 1 || c.parameter_instruction(0) == nullptr) return false;
+  for (const HloInstruction* user : c.parameter_instruction(0)->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
+  }
+  return c.root_instruction() != c.parameter_instruction(0);
+}
 
 absl::flat_hash_map<const HloComputation*, int64_t> CountCallers(const HloModule& module) {
   absl::flat_hash_map<const HloComputation*, int64_t> callers;

@@ -29,6 +29,10 @@ bool HasElementwiseState(const HloInstruction& loop,
 
 absl::flat_hash_map<const HloComputation*, int64_t> CountCallers(const HloModule& module);
 
+// Whether `c` (a loop body or condition) has one parameter, reads it only
+// through get-tuple-element and does not return it whole.
+bool ReadsParameterByElement(const HloComputation& c);
+
 // Whether the body passes state element `index` through unchanged (its root's
 // operand `index` is get-tuple-element `index` of its parameter).
 bool IsInvariantElement(const HloInstruction& loop, int64_t index);

@@ -391,9 +391,6 @@ class Rematerializer {
   // shorter. Rewrites the first loop that has such elements and returns
   // true (the caller analyses the module again), false when none has.
   bool SinkLoopState(const Analyses& a, RematerializationResult& result) {
-    const int64_t t = a.live->peak_time();
-    const auto callers = CountCallers(module_);
-    NameUniquer names = NameUniquer::ForInstructions(module_);
     std::vector<HloInstruction*> loops;
     for (const auto& c : module_.computations()) {
       if (c->fusion_instruction() != nullptr || c->IsAsyncComputation()) continue;
@@ -401,6 +398,10 @@ class Rematerializer {
         if (i->opcode() == HloOpcode::kWhile) loops.push_back(i.get());
       }
     }
+    if (loops.empty()) return false;
+    const int64_t t = a.live->peak_time();
+    const auto callers = CountCallers(module_);
+    NameUniquer names = NameUniquer::ForInstructions(module_);
     for (HloInstruction* loop : loops) {
       if (!HasElementwiseState(*loop, callers) || loop->operand(0)->opcode() != HloOpcode::kTuple ||
           loop->parent()->root_instruction() == loop) {
@@ -443,13 +444,13 @@ class Rematerializer {
         records.push_back(std::move(r));
       }
       if (records.empty()) continue;
-      // Nothing reads the sunk elements now but the root's hand-on: they go
-      // (the count is checked all the same: a record says the bytes left).
-      const int64_t removed = RemoveDeadElements(*loop, names);
+      // Nothing reads the sunk elements now but the root's hand-on, and
+      // nothing after the loop (checked above): they go. The module changed:
+      // the caller analyses it again before looking at another loop.
+      RemoveDeadElements(*loop, names);
       for (const auto& c : module_.computations()) {
         for (const auto& i : c->instructions()) instruction_names_.insert(i->name());
       }
-      if (removed != static_cast<int64_t>(records.size())) continue;  // not expected
       for (Recomputation& r : records) result.recomputed.push_back(std::move(r));
       return true;
     }
