@@ -142,6 +142,11 @@ int main(int argc, char** argv) {
       {"sgemm_512", {1, 512, 512, 512}},
       {"sgemm_1024", {1, 1024, 1024, 1024}},
       {"sgemm_2048", {1, 2048, 2048, 2048}},
+      // Beside the peers' sizes, where oneDNN's matmul primitive and its
+      // sgemm differ most (hostlib::kTeamSgemmFlops).
+      {"sgemm_1536", {1, 1536, 1536, 1536}},
+      {"sgemm_3072", {1, 3072, 3072, 3072}},
+      {"gemm_1024x3072x3072", {1, 1024, 3072, 3072}},
       // mlp_b32's three Linear layers.
       {"gemm_32x784x1024", {1, 32, 784, 1024}},
       {"gemm_32x1024x1024", {1, 32, 1024, 1024}},

@@ -78,6 +78,8 @@ absl::StatusOr<std::unique_ptr<Thunk>> EmitDot(const HloInstruction& instr, Thun
                    hostlib::ElementTypeName(lt), shape.transpose_lhs ? "^T" : "", "x",
                    hostlib::ElementTypeName(rt), shape.transpose_rhs ? "^T" : "", "->",
                    hostlib::ElementTypeName(ot));
+  // A team sgemm under any budget of two threads or more (hostlib::Matmul).
+  info.forks_thread_team = hostlib::IsTeamSgemm(shape, lt, rt, ot, /*threads=*/2);
   LibraryThunk::ParallelCall call = [=](absl::Span<void* const> a, TaskRunner* runner) {
     return hostlib::Matmul(shape, lt, a[0], rt, a[1], ot, a[2], hostlib::MatmulBackend::kAuto,
                            nullptr, HostParallelismOf(runner));

@@ -119,7 +119,8 @@ struct ThunkInfo {
   // thunks in program order.
   bool has_side_effect = false;
   // The call forks an OpenMP team of the whole thread budget of its own (a
-  // oneDNN convolution): a concurrent executor runs such thunks one after
+  // oneDNN convolution, an f32 dot as one team sgemm): a concurrent executor
+  // runs such thunks one after
   // another, so that two teams never share the cores.
   bool forks_thread_team = false;
 };

@@ -118,29 +118,36 @@ void LoopMatmul(const MatmulShape& s, ElementType lhs_type, const void* lhs, Ele
   }
 }
 
+bool IsF32Matrix(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
+                 ElementType out_type) {
+  return lhs_type == ElementType::kF32 && rhs_type == ElementType::kF32 &&
+         out_type == ElementType::kF32 && s.batch == 1;
+}
+
 // A single f32 matmul with a few rows (n >= 4m: a batch times a weight
 // matrix). Such a product runs as dnnl_sgemm over blocks of columns: each
 // block reads all of the small lhs and its share of the weights, where a split
 // by rows reads all the weights on every thread (mlp_b32's 32x784x1024 at 2
-// threads: 0.63 -> 0.45 ms for the whole model; on one thread, one block:
-// 0.87 -> 0.65 ms). Square ones keep oneDNN's primitives: dnnl_sgemm of a
-// 1024x1024x1024 product ran 11 or 18 ms from run to run, 12 by the primitive.
+// threads: 0.63 -> 0.45 ms for the whole model). Others split by rows on
+// oneDNN's primitive: split into single-threaded dnnl_sgemm blocks,
+// 1024^3 ran 2x slower at 2 threads (11.4 against 5.6 ms).
 bool IsWideF32(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
                ElementType out_type) {
   return lhs_type == ElementType::kF32 && rhs_type == ElementType::kF32 &&
          out_type == ElementType::kF32 && s.batch == 1 && 4 * s.m <= s.n;
 }
 
-// Columns [begin, end) of a wide f32 matmul, on the calling thread alone.
+// Columns [begin, end) of an f32 matmul of batch 1 on an OpenMP team of
+// `threads` (1: the calling thread alone).
 absl::Status SgemmColumns(const MatmulShape& s, const void* lhs, const void* rhs, void* out,
-                          int64_t begin, int64_t end) {
+                          int64_t begin, int64_t end, int threads = 1) {
   // Row-major leading dimensions of the whole operands (transposed ones are
   // stored [k,m] and [n,k]).
   const int64_t lda = s.transpose_lhs ? s.m : s.k, ldb = s.transpose_rhs ? s.k : s.n;
   const float* b = static_cast<const float*>(rhs) + (s.transpose_rhs ? begin * s.k : begin);
   return onednn::SgemmBlock(s.transpose_lhs, s.transpose_rhs, s.m, end - begin, s.k,
                             static_cast<const float*>(lhs), lda, b, ldb,
-                            static_cast<float*>(out) + begin, s.n);
+                            static_cast<float*>(out) + begin, s.n, threads);
 }
 
 // One single-threaded oneDNN call per block on the caller's threads: blocks
@@ -199,6 +206,12 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
 
 }  // namespace
 
+bool IsTeamSgemm(const MatmulShape& shape, ElementType lhs_type, ElementType rhs_type,
+                 ElementType out_type, int threads) {
+  return threads > 1 && IsF32Matrix(shape, lhs_type, rhs_type, out_type) &&
+         MatmulFlops(shape) >= kTeamSgemmFlops;
+}
+
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
                     MatmulBackend backend, MatmulBackend* used,
@@ -215,13 +228,26 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
   if (backend == MatmulBackend::kAuto || backend == MatmulBackend::kOneDnn) {
     absl::Status status = Unimplemented("oneDNN: k = ", shape.k, " is outside the range it runs");
     if (onednn_fits) {
-      std::optional<absl::Status> split =
-          SplitOneDnnMatmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out, parallelism);
-      if (split) {
+      // The threads this call may use: the runtime's, else an OpenMP team's.
+      const double flops = MatmulFlops(shape);
+      const int threads = flops < kParallelMatmulFlops ? 1
+                          : parallelism.run            ? parallelism.threads
+                                                       : HostThreads();
+      // One dnnl_sgemm (on a team of `threads`): small f32 products, where
+      // the primitive's per-call costs dominate (lstm_scan's 16x128x512 steps:
+      // the program 0.74x), large ones, where its brgemm is slower (2048^3
+      // 0.91x, 3072^3 0.54-0.65x), and wide ones on one thread. Between them
+      // the primitive stays: sgemm ran 1024^3 in 10 or 16 ms from process to
+      // process, the primitive in 10.3-10.9.
+      const bool one_sgemm = IsF32Matrix(shape, lhs_type, rhs_type, out_type) &&
+                             (flops < kParallelMatmulFlops || flops >= kTeamSgemmFlops ||
+                              (threads == 1 && IsWideF32(shape, lhs_type, rhs_type, out_type)));
+      if (one_sgemm) {
+        status = SgemmColumns(shape, lhs, rhs, out, 0, shape.n, threads);  // one block: all of it
+      } else if (std::optional<absl::Status> split = SplitOneDnnMatmul(
+                     shape, lhs_type, lhs, rhs_type, rhs, out_type, out, parallelism);
+                 split) {
         status = *split;
-      } else if (IsWideF32(shape, lhs_type, rhs_type, out_type) && HostThreads() == 1 &&
-                 MatmulFlops(shape) >= kParallelMatmulFlops) {
-        status = SgemmColumns(shape, lhs, rhs, out, 0, shape.n);  // one block: all of it
       } else {
         status = onednn::Matmul(shape, lhs_type, lhs, rhs_type, rhs, out_type, out);
       }

@@ -58,6 +58,11 @@ enum class MatmulBackend {
 // runtime's pool (libgomp's workers spin after each call, taking the cores the
 // pool's next kernel runs on). Smaller ones run on one thread; without
 // `parallelism`, oneDNN's OpenMP team takes the host budget (threads.h).
+// f32 products of batch 1 below kParallelMatmulFlops or of kTeamSgemmFlops
+// or more are one dnnl_sgemm call instead (the large ones on an OpenMP team of
+// the budget): oneDNN 2.6's matmul primitive costs more per call on small
+// ones, and its brgemm is slower on large ones on this CPU family
+// (bench/RESULTS.md).
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
                     MatmulBackend backend = MatmulBackend::kAuto, MatmulBackend* used = nullptr,
@@ -73,6 +78,18 @@ inline double MatmulFlops(const MatmulShape& s) {
 // core finishes in microseconds, less than a team's fork and join (an LSTM
 // step's 16x128x512: 19 us on one thread, 32 us on two).
 inline constexpr double kParallelMatmulFlops = 8e6;
+
+// Products of at least this many FLOPs (a 2048^3 one) run as one dnnl_sgemm
+// with an OpenMP team of the whole budget when every type is f32 and the
+// batch is 1 (see IsTeamSgemm).
+inline constexpr double kTeamSgemmFlops = 2.0 * 2048 * 2048 * 2048;
+
+// True when Matmul runs `shape` as one dnnl_sgemm with an OpenMP team of
+// `threads` > 1: a caller that schedules several host calls at once (the
+// runtime's concurrent executor) keeps such calls apart, as it does
+// convolutions.
+bool IsTeamSgemm(const MatmulShape& shape, ElementType lhs_type, ElementType rhs_type,
+                 ElementType out_type, int threads);
 
 }  // namespace xlite::hostlib
 

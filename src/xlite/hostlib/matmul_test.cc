@@ -219,20 +219,65 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
   EXPECT_EQ(calls, 3 * 2 + 3 * 4 + 3 * 4);
 }
 
-// A wide f32 product on one host thread goes to dnnl_sgemm with leading
-// dimensions, whatever is transposed.
-TEST(Matmul, WideF32OnOneThread) {
+// A wide f32 product on one host thread, and a small one, go to dnnl_sgemm
+// with leading dimensions, whatever is transposed.
+TEST(Matmul, F32OnOneThread) {
   SetHostThreads(1);
   uint32_t seed = 950;
-  MatmulShape s{1, 40, 400, 301};
-  for (bool transpose_rhs : {false, true}) {
-    for (bool transpose_lhs : {false, true}) {
-      s.transpose_lhs = transpose_lhs;
-      s.transpose_rhs = transpose_rhs;
-      CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2);
+  for (MatmulShape s : {MatmulShape{1, 40, 400, 301}, MatmulShape{1, 130, 70, 90}}) {
+    for (bool transpose_rhs : {false, true}) {
+      for (bool transpose_lhs : {false, true}) {
+        s.transpose_lhs = transpose_lhs;
+        s.transpose_rhs = transpose_rhs;
+        MatmulBackend used;
+        CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2, &used);
+        EXPECT_EQ(used, MatmulBackend::kOneDnn);
+      }
     }
   }
   SetHostThreads(0);
+}
+
+// A product of kTeamSgemmFlops or more is one dnnl_sgemm on an OpenMP team,
+// not split across the caller's threads; its elements (sampled: the product
+// has 2^33 multiply-adds) match double-precision sums.
+TEST(Matmul, LargeF32IsOneTeamSgemm) {
+  const MatmulShape s{1, 2048, 2048, 2048};
+  EXPECT_TRUE(IsTeamSgemm(s, E::kF32, E::kF32, E::kF32, 2));
+  EXPECT_FALSE(IsTeamSgemm(s, E::kF32, E::kF32, E::kF32, 1));
+  EXPECT_FALSE(IsTeamSgemm(s, E::kBF16, E::kBF16, E::kF32, 2));
+  EXPECT_FALSE(IsTeamSgemm({2, 2048, 2048, 2048}, E::kF32, E::kF32, E::kF32, 2));
+  EXPECT_FALSE(IsTeamSgemm({1, 2048, 2047, 2048}, E::kF32, E::kF32, E::kF32, 2));
+  HostParallelism parallelism;
+  parallelism.threads = 2;
+  int64_t calls = 0;
+  parallelism.run = [&calls](int64_t parts, absl::FunctionRef<void(int64_t)> fn) {
+    for (int64_t p = 0; p < parts; ++p) fn(p);
+    calls += parts;
+  };
+  const std::vector<uint8_t> a = RandomBuffer(E::kF32, s.m * s.k, 31);
+  const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, 32);
+  std::vector<uint8_t> out(s.m * s.n * sizeof(float), 0xAB);
+  MatmulBackend used;
+  ASSERT_TRUE(Matmul(s, E::kF32, a.data(), E::kF32, b.data(), E::kF32, out.data(),
+                     MatmulBackend::kAuto, &used, parallelism)
+                  .ok());
+  EXPECT_EQ(used, MatmulBackend::kOneDnn);
+  EXPECT_EQ(calls, 0);
+  const double eps = std::ldexp(1.0, -24);
+  for (int64_t sample = 0; sample < 64; ++sample) {
+    const int64_t i = (sample * 797) % s.m, j = (sample * 1259 + 7) % s.n;
+    double sum = 0, magnitude = 0;
+    for (int64_t k = 0; k < s.k; ++k) {
+      const double p =
+          Value(E::kF32, a, i * s.k + k).real() * Value(E::kF32, b, k * s.n + j).real();
+      sum += p;
+      magnitude += std::abs(p);
+    }
+    const double got = Value(E::kF32, out, i * s.n + j).real();
+    ASSERT_LE(std::abs(got - sum), eps * std::abs(sum) + 2 * s.k * eps * magnitude)
+        << "at [" << i << "," << j << "]";
+  }
 }
 
 TEST(Matmul, AutoPicksTheLibraries) {

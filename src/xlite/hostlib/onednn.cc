@@ -288,8 +288,8 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
 
 absl::Status SgemmBlock(bool transpose_lhs, bool transpose_rhs, int64_t m, int64_t n, int64_t k,
                         const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                        int64_t ldc) {
-  const ScopedHostThreadLimit limit(1);
+                        int64_t ldc, int threads) {
+  const ScopedHostThreadLimit limit(threads);
   const dnnl_status_t status = dnnl_sgemm(transpose_lhs ? 'T' : 'N', transpose_rhs ? 'T' : 'N', m,
                                           n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
   if (status != dnnl_success) {

@@ -22,12 +22,13 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
                     int max_threads = 0);
 
 // C[m,n] = op(A)·op(B) on f32, row-major with leading dimensions (a
-// transposed operand stored [k,m] / [n,k]), on the calling thread alone: one
-// block of a matmul split across the caller's threads (dnnl_sgemm, whose
-// leading dimensions let a block be any rows or columns of the whole).
+// transposed operand stored [k,m] / [n,k]), on an OpenMP team of at most
+// `threads` (1: the calling thread alone, as one block of a matmul split
+// across the caller's threads). dnnl_sgemm, whose leading dimensions let a
+// block be any rows or columns of the whole.
 absl::Status SgemmBlock(bool transpose_lhs, bool transpose_rhs, int64_t m, int64_t n, int64_t k,
                         const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                        int64_t ldc);
+                        int64_t ldc, int threads = 1);
 
 // `rhs` already reversed where the window says so; no lhs dilation, one
 // batch group (the caller checks).
