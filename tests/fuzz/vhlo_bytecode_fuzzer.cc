@@ -11,11 +11,18 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
+#include "xlite/stablehlo/lower.h"
+#include "xlite/verify/verifier.h"
 #include "xlite/vhlo/upgrade.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 256 * 1024) return -1;  // -1: do not add to the corpus.
   absl::string_view bytes(reinterpret_cast<const char*>(data), size);
-  (void)xlite::vhlo::ImportPortableArtifact(bytes, "<fuzz>");
+  // vhlo::ImportPortableArtifact's steps, without registering the check
+  // dialect with the interpreter (not linked here).
+  auto program = xlite::vhlo::DeserializePortableArtifact(bytes, "<fuzz>");
+  if (!program.ok()) return 0;
+  auto module = xlite::stablehlo::LowerToHlo(**program);
+  if (module.ok()) (void)xlite::VerifyModule(**module);
   return 0;
 }

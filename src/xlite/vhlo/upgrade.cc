@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "xlite/stablehlo/import.h"
 #include "xlite/stablehlo/mlir_parser.h"
 #include "xlite/support/status.h"
 #include "xlite/vhlo/bytecode_reader.h"
@@ -589,12 +588,6 @@ absl::StatusOr<OwningOp> DeserializePortableArtifact(absl::string_view bytes,
                         absl::StrCat(filename, ": ", upgraded.status().message()));
   }
   return upgraded;
-}
-
-absl::StatusOr<std::unique_ptr<HloModule>> ImportPortableArtifact(absl::string_view bytes,
-                                                                  const std::string& filename) {
-  ASSIGN_OR_RETURN(OwningOp program, DeserializePortableArtifact(bytes, filename));
-  return stablehlo::ImportStablehloProgram(*program, filename);
 }
 
 }  // namespace xlite::vhlo

@@ -43,6 +43,8 @@ absl::StatusOr<mlir::OwningOp> DeserializePortableArtifact(absl::string_view byt
 
 // DeserializePortableArtifact, then lowered to HLO and verified
 // (stablehlo::ImportStablehloProgram): what `xlite opt` and `run` load.
+// Defined in import_artifact.cc: the import registers the check dialect with
+// the interpreter, which the readers alone (the fuzz build) do not link.
 absl::StatusOr<std::unique_ptr<HloModule>> ImportPortableArtifact(absl::string_view bytes,
                                                                   const std::string& filename);
 
