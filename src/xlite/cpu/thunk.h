@@ -120,8 +120,8 @@ struct ThunkInfo {
   bool has_side_effect = false;
   // The call forks an OpenMP team of the whole thread budget of its own (a
   // oneDNN convolution, an f32 dot as one team sgemm): a concurrent executor
-  // runs such thunks one after
-  // another, so that two teams never share the cores.
+  // runs such thunks one after another, so that two teams never share the
+  // cores.
   bool forks_thread_team = false;
 };
 

@@ -128,9 +128,9 @@ bool IsF32Matrix(const MatmulShape& s, ElementType lhs_type, ElementType rhs_typ
 // matrix). Such a product runs as dnnl_sgemm over blocks of columns: each
 // block reads all of the small lhs and its share of the weights, where a split
 // by rows reads all the weights on every thread (mlp_b32's 32x784x1024 at 2
-// threads: 0.63 -> 0.45 ms for the whole model). Others split by rows on
-// oneDNN's primitive: split into single-threaded dnnl_sgemm blocks,
-// 1024^3 ran 2x slower at 2 threads (11.4 against 5.6 ms).
+// threads: 0.63 -> 0.45 ms for the whole model). Others split by rows, each
+// block on oneDNN's primitive: as single-threaded dnnl_sgemm blocks, 1024^3
+// ran 2x slower at 2 threads (11.4 against 5.6 ms).
 bool IsWideF32(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
                ElementType out_type) {
   return lhs_type == ElementType::kF32 && rhs_type == ElementType::kF32 &&

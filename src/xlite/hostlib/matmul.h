@@ -54,15 +54,16 @@ enum class MatmulBackend {
 //
 // With `parallelism` (the runtime's threads), oneDNN matmuls of at least
 // kParallelMatmulFlops run as one single-threaded oneDNN call per block of
-// batches or rows on those threads, so no OpenMP team runs beside the
-// runtime's pool (libgomp's workers spin after each call, taking the cores the
-// pool's next kernel runs on). Smaller ones run on one thread; without
-// `parallelism`, oneDNN's OpenMP team takes the host budget (threads.h).
-// f32 products of batch 1 below kParallelMatmulFlops or of kTeamSgemmFlops
-// or more are one dnnl_sgemm call instead (the large ones on an OpenMP team of
-// the budget): oneDNN 2.6's matmul primitive costs more per call on small
-// ones, and its brgemm is slower on large ones on this CPU family
-// (bench/RESULTS.md).
+// batches or rows (a wide f32 one: of columns) on those threads, so no OpenMP
+// team runs beside the runtime's pool (libgomp's workers spin after each
+// call, taking the cores the pool's next kernel runs on). Smaller ones run on
+// one thread; without `parallelism`, oneDNN's OpenMP team takes the host
+// budget (threads.h). f32 products of batch 1 below kParallelMatmulFlops or
+// of kTeamSgemmFlops or more, and wide ones on one thread, are one dnnl_sgemm
+// call instead (the large ones on an OpenMP team of the budget: the one case
+// of a team beside the pool): oneDNN 2.6's matmul primitive costs more per
+// call on small ones, and its brgemm is slower on large ones on this CPU
+// family (bench/RESULTS.md).
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
                     MatmulBackend backend = MatmulBackend::kAuto, MatmulBackend* used = nullptr,

@@ -190,8 +190,9 @@ TEST(Matmul, TransposedOperandsOnEveryBackend) {
   }
 }
 
-// Large matmuls on the caller's threads: one single-threaded oneDNN call per
-// block of batches or rows (transposed lhs: one call with its own team).
+// Matmuls from kParallelMatmulFlops up to kTeamSgemmFlops on the caller's
+// threads: one single-threaded oneDNN call per block of batches or rows
+// (transposed lhs: one call with its own team).
 TEST(Matmul, SplitsAcrossTheCallersThreads) {
   HostParallelism parallelism;
   parallelism.threads = 3;

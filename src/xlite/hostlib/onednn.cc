@@ -292,6 +292,9 @@ absl::Status SgemmBlock(bool transpose_lhs, bool transpose_rhs, int64_t m, int64
   const ScopedHostThreadLimit limit(threads);
   const dnnl_status_t status = dnnl_sgemm(transpose_lhs ? 'T' : 'N', transpose_rhs ? 'T' : 'N', m,
                                           n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  if (status == dnnl_out_of_memory) {
+    return absl::ResourceExhaustedError("oneDNN sgemm: out of memory for its packing buffers");
+  }
   if (status != dnnl_success) {
     return absl::InternalError(absl::StrCat("oneDNN sgemm failed (status ", status, ")"));
   }

@@ -11,7 +11,8 @@
 // (its state), collectives, host transfers, async starts and dones, custom
 // calls with side effects, and control flow containing any of them. Library
 // calls that fork an OpenMP team of the whole budget of their own (oneDNN
-// convolutions, large f32 dots: ThunkInfo::forks_thread_team) also run one after another:
+// convolutions, f32 dots of batch 1 from 2*2048^3 FLOPs:
+// ThunkInfo::forks_thread_team) also run one after another:
 // two teams at once would share the cores with each other's spinning
 // workers (cnn_b8's two independent convolutions at 2 threads: 0.84-0.91x
 // the time in that order, 8 rounds).
