@@ -266,9 +266,10 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
   impl->cpu = Host().first;
   impl->features = Host().second;
 
-  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
-      llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder) return Internal("LLVM cannot target this host: ", ErrorText(builder.takeError()));
+  // detectHost() without its CPU name and feature queries (Host() has them:
+  // 2-3% of a one-kernel module's compile).
+  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
+  builder.emplace(llvm::Triple(llvm::sys::getProcessTriple()));
   builder->setCPU(impl->cpu);
   builder->addFeatures(absl::StrSplit(impl->features, ',', absl::SkipEmpty()));
   builder->setCodeGenOptLevel(impl->options.opt_level >= 2 ? llvm::CodeGenOpt::Aggressive
@@ -449,9 +450,13 @@ absl::StatusOr<std::vector<CompiledKernel>> Jit::Compile(absl::Span<const Kernel
   // not compiled again: LLVM's time is most of a compile, and emitting is
   // cheap beside it. Not where a whole-loop kernel calls the kernels before
   // it by position in the module.
-  const bool share = std::none_of(specs.begin(), specs.end(), [](const KernelSpec& spec) {
-    return spec.program != nullptr || spec.internal;
-  });
+  // A lone kernel in a Jit that has compiled nothing has nothing to match:
+  // its key (the kernel emitted once more, its bitcode hashed) would be 15% of
+  // a one-kernel module's compile.
+  const bool share = (specs.size() > 1 || !impl.compiled_by_ir.empty()) &&
+                     std::none_of(specs.begin(), specs.end(), [](const KernelSpec& spec) {
+                       return spec.program != nullptr || spec.internal;
+                     });
   std::vector<std::string> keys(specs.size());
   std::vector<CompiledKernel> kernels(specs.size());
   // Where each kernel's code comes from: kNew, kCompiledBefore, or the index
