@@ -371,8 +371,7 @@ static std::optional<absl::StatusOr<Literal>> TimeExecute(const runtime::Executa
       times_ms.clear();
       return std::nullopt;
     }
-    Literal* slot = &result;
-    for (int64_t i : leaves[k].index) slot = &slot->tuple_elements()[i];
+    Literal* slot = result.MutableSubliteral(leaves[k].index);
     // Same values and dimensions; the slot's shape has no layout.
     if (slot->raw_data().size() != leaf->raw_data().size()) {
       return absl::InternalError("an output buffer's size differs from its result array's");

@@ -7,25 +7,6 @@
 #include "xlite/support/status.h"
 
 namespace xlite::cpu {
-namespace {
-
-const Literal* LeafOf(const Literal& literal, const ShapeIndex& index) {
-  const Literal* l = &literal;
-  for (int64_t i : index) {
-    if (i < 0 || i >= static_cast<int64_t>(l->tuple_elements().size())) return nullptr;
-    l = &l->tuple_elements()[i];
-  }
-  return l;
-}
-
-Literal* MutableLeafOf(Literal& literal, const ShapeIndex& index) {
-  Literal* l = &literal;
-  for (int64_t i : index) l = &l->tuple_elements()[i];
-  return l;
-}
-
-}  // namespace
-
 HostTransferThunk::HostTransferThunk(ThunkInfo info, Direction direction, Shape value,
                                      std::vector<TransferLeaf> leaves, int64_t channel_id)
     : Thunk(Kind::kHostTransfer, std::move(info)),
@@ -41,7 +22,7 @@ std::string HostTransferThunk::Name() const {
 Literal HostTransferThunk::Read(const BufferAllocations& buffers) const {
   Literal value(value_);
   for (const TransferLeaf& leaf : leaves_) {
-    PhysicalToLiteral(buffers.Get(leaf.slice), leaf.shape, *MutableLeafOf(value, leaf.index));
+    PhysicalToLiteral(buffers.Get(leaf.slice), leaf.shape, *value.MutableSubliteral(leaf.index));
   }
   return value;
 }
@@ -50,7 +31,7 @@ void HostTransferThunk::Write(const Literal& value, const BufferAllocations& buf
   // The value's shape was checked against value_ (HostTransfers), so every
   // leaf is there.
   for (const TransferLeaf& leaf : leaves_) {
-    LiteralToPhysical(*LeafOf(value, leaf.index), leaf.shape, buffers.Get(leaf.slice));
+    LiteralToPhysical(*value.Subliteral(leaf.index), leaf.shape, buffers.Get(leaf.slice));
   }
 }
 

@@ -88,6 +88,24 @@ TEST(FloatFormat, RoundsToNearestEvenAndOverflows) {
   EXPECT_TRUE(std::isnan(DecodeFloat(e4m3fn, EncodeFloat(e4m3fn, 1000))));
 }
 
+// Subliteral walks nested tuples; an index outside the structure is null.
+TEST(Literal, SubliteralWalksNestedTuples) {
+  std::vector<Literal> inner;
+  inner.emplace_back(Shape::Scalar(PrimitiveType::S32));
+  inner.emplace_back(Shape::Array(PrimitiveType::F32, {2}));
+  std::vector<Literal> outer;
+  outer.emplace_back(Shape::Scalar(PrimitiveType::PRED));
+  outer.push_back(Literal::Tuple(std::move(inner)));
+  Literal t = Literal::Tuple(std::move(outer));
+  EXPECT_EQ(t.Subliteral({}), &t);
+  ASSERT_NE(t.Subliteral({1, 1}), nullptr);
+  EXPECT_EQ(t.Subliteral({1, 1})->shape().dimensions(), std::vector<int64_t>({2}));
+  EXPECT_EQ(t.MutableSubliteral({1, 0}), &t.tuple_elements()[1].tuple_elements()[0]);
+  EXPECT_EQ(t.Subliteral({2}), nullptr);
+  EXPECT_EQ(t.Subliteral({-1}), nullptr);
+  EXPECT_EQ(t.Subliteral({0, 0}), nullptr);  // into an array
+}
+
 TEST(Literal, XlaSpellings) {
   EXPECT_EQ(FloatBitsToString(PrimitiveType::F32, 0x4048F5C3), "3.14");
   EXPECT_EQ(FloatBitsToString(PrimitiveType::F32, 0x7F800000), "inf");

@@ -109,6 +109,15 @@ void ToStringHelper(const Literal& lit, std::string& out, bool with_shape) {
 
 }  // namespace
 
+const Literal* Literal::Subliteral(absl::Span<const int64_t> index) const {
+  const Literal* l = this;
+  for (int64_t i : index) {
+    if (i < 0 || i >= static_cast<int64_t>(l->tuple_.size())) return nullptr;
+    l = &l->tuple_[i];
+  }
+  return l;
+}
+
 Literal::Literal(const Shape& shape) : shape_(shape) {
   if (shape.IsTuple()) {
     for (const Shape& s : shape.tuple_shapes()) tuple_.emplace_back(s);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "xlite/ir/shape.h"
 
 namespace xlite {
@@ -83,6 +84,12 @@ class Literal {
 
   std::vector<Literal>& tuple_elements() { return tuple_; }
   const std::vector<Literal>& tuple_elements() const { return tuple_; }
+  // The element at `index` of nested tuples (this literal for {}), or null
+  // where the index leaves the tuple structure.
+  const Literal* Subliteral(absl::Span<const int64_t> index) const;
+  Literal* MutableSubliteral(absl::Span<const int64_t> index) {
+    return const_cast<Literal*>(static_cast<const Literal*>(this)->Subliteral(index));
+  }
   const std::vector<uint8_t>& raw_data() const { return data_; }
   uint8_t* mutable_raw_data() { return data_.data(); }
   // Bytes per element in raw_data() (sub-byte types take one byte).

@@ -29,7 +29,10 @@ class ArgumentBuffers {
     if (!rules.ok()) return rules.status();
     ArgumentBuffers a;
     for (const ArgumentLeaf& leaf : (*rules)->arguments()) {
-      const Literal* lit = LeafOf(args, leaf.parameter_number, leaf.parameter_index);
+      const Literal* lit =
+          leaf.parameter_number >= 0 && leaf.parameter_number < static_cast<int64_t>(args.size())
+              ? args[leaf.parameter_number].Subliteral(leaf.parameter_index)
+              : nullptr;
       if (lit == nullptr) return absl::InvalidArgumentError("argument structure mismatch");
       absl::StatusOr<std::unique_ptr<Buffer>> b = Buffer::FromLiteral(*lit, leaf.shape);
       if (!b.ok()) return b.status();
@@ -63,17 +66,6 @@ class ArgumentBuffers {
   }
 
  private:
-  static const Literal* LeafOf(const std::vector<Literal>& args, int64_t parameter,
-                               const ShapeIndex& index) {
-    if (parameter < 0 || parameter >= static_cast<int64_t>(args.size())) return nullptr;
-    const Literal* l = &args[parameter];
-    for (int64_t i : index) {
-      if (i < 0 || i >= static_cast<int64_t>(l->tuple_elements().size())) return nullptr;
-      l = &l->tuple_elements()[i];
-    }
-    return l;
-  }
-
   std::vector<std::unique_ptr<Buffer>> masters_;
   std::vector<bool> donated_;
   std::vector<std::unique_ptr<Buffer>> fresh_;

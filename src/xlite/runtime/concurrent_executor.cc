@@ -6,6 +6,7 @@
 #include <functional>
 #include <queue>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "xlite/codegen/denormals.h"
 #include "xlite/cpu/kernel_thunk.h"
@@ -13,8 +14,21 @@
 namespace xlite::runtime {
 namespace {
 
-// True for thunks whose effects their declared slices do not show.
-bool KeepsProgramOrder(const cpu::Thunk& thunk) {
+// Whether `thunk` or one in its nested sequences (a loop's body, a branch)
+// satisfies `pred`.
+bool AnyInTree(const cpu::Thunk& thunk, absl::FunctionRef<bool(const cpu::Thunk&)> pred) {
+  if (pred(thunk)) return true;
+  for (const auto& [label, nested] : thunk.nested()) {
+    for (const auto& t : *nested) {
+      if (AnyInTree(*t, pred)) return true;
+    }
+  }
+  return false;
+}
+
+// True for thunks whose effects their declared slices do not show (the
+// thunk's own; nested ones count through AnyInTree).
+bool HasHiddenEffects(const cpu::Thunk& thunk) {
   switch (thunk.kind()) {
     case cpu::Thunk::Kind::kRngGetAndUpdateState:
     case cpu::Thunk::Kind::kCollective:
@@ -25,25 +39,15 @@ bool KeepsProgramOrder(const cpu::Thunk& thunk) {
     default:
       break;
   }
-  if (thunk.info().has_side_effect) return true;
-  for (const auto& [label, nested] : thunk.nested()) {
-    for (const auto& t : *nested) {
-      if (KeepsProgramOrder(*t)) return true;
-    }
-  }
-  return false;
+  return thunk.info().has_side_effect;
 }
+
+bool KeepsProgramOrder(const cpu::Thunk& thunk) { return AnyInTree(thunk, HasHiddenEffects); }
 
 // Forks an OpenMP team of the whole budget, itself or in a nested sequence
 // (a loop around a convolution).
 bool ForksThreadTeam(const cpu::Thunk& thunk) {
-  if (thunk.info().forks_thread_team) return true;
-  for (const auto& [label, nested] : thunk.nested()) {
-    for (const auto& t : *nested) {
-      if (ForksThreadTeam(*t)) return true;
-    }
-  }
-  return false;
+  return AnyInTree(thunk, [](const cpu::Thunk& t) { return t.info().forks_thread_team; });
 }
 
 // A thunk that finishes in nanoseconds (see ExecutionGraph::num_large).

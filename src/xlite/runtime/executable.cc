@@ -20,21 +20,6 @@ constexpr int64_t kAlignment = 64;
 
 int64_t RoundUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
-const Literal* LiteralAt(const Literal& literal, const ShapeIndex& index) {
-  const Literal* l = &literal;
-  for (int64_t i : index) {
-    if (i < 0 || i >= static_cast<int64_t>(l->tuple_elements().size())) return nullptr;
-    l = &l->tuple_elements()[i];
-  }
-  return l;
-}
-
-Literal* MutableLiteralAt(Literal& literal, const ShapeIndex& index) {
-  Literal* l = &literal;
-  for (int64_t i : index) l = &l->tuple_elements()[i];
-  return l;
-}
-
 bool SameArrayShapes(const Shape& a, const Shape& b) {
   if (a.IsTuple() != b.IsTuple()) return false;
   if (a.IsTuple()) {
@@ -128,7 +113,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(
   // Constants, baked once.
   for (const cpu::ConstantSlice& c : constants) {
     const Literal* literal = c.instruction->attrs().literal
-                                 ? LiteralAt(*c.instruction->attrs().literal, c.index)
+                                 ? c.instruction->attrs().literal->Subliteral(c.index)
                                  : nullptr;
     const Shape* shape = SubshapeAt(c.instruction->shape(), c.index);
     if (literal == nullptr || shape == nullptr || !literal->shape().IsArray() ||
@@ -318,7 +303,7 @@ absl::StatusOr<Literal> Executable::ExecuteLiterals(absl::Span<const Literal> ar
     bases[a] = arena_offset_[a] >= 0 ? arena.data() + arena_offset_[a] : constant_memory_[a].get();
   }
   for (const ParameterSlot& p : parameter_slots_) {
-    const Literal* leaf = LiteralAt(arguments[p.number], p.index);
+    const Literal* leaf = arguments[p.number].Subliteral(p.index);
     if (leaf == nullptr) return absl::InvalidArgumentError("argument tuple structure mismatch");
     cpu::LiteralToPhysical(*leaf, p.shape, bases[p.allocation]);
   }
@@ -334,7 +319,7 @@ absl::StatusOr<Literal> Executable::ExecuteLiterals(absl::Span<const Literal> ar
   Literal result(result_shape);
   cpu::BufferAllocations buffers(bases);
   for (const OutputSlot& o : output_slots_) {
-    Literal* leaf = MutableLiteralAt(result, o.index);
+    Literal* leaf = result.MutableSubliteral(o.index);
     cpu::PhysicalToLiteral(buffers.Get(o.slice), o.shape, *leaf);
   }
   return result;
