@@ -1097,6 +1097,106 @@ TEST(CodegenDataMovement, TransposesMoveInTiles) {
   }
 }
 
+// A fusion reading an input through a transpose that moves the input's minor
+// dimension (x.T + y) makes its result in tiles, the input's tile transposed
+// through a scratch tile first; the edges, layouts, several outputs and a
+// transpose also read at other elements (not tiled) agree with the
+// interpreter.
+TEST(CodegenFusion, TransposingFusionsMoveInTiles) {
+  struct Case {
+    std::string x, y;  // x is transposed by `permutation` to y's dimensions
+    std::string permutation;
+    bool tiled;
+  };
+  const std::vector<Case> cases = {
+      {"[170,137]", "[137,170]", "1,0", true},            // edges on both sides
+      {"[160,128]", "[128,160]", "1,0", true},            // whole tiles only
+      {"[3,90,70]", "[3,70,90]", "0,2,1", true},          // a batch dimension
+      {"[90,3,70]", "[70,3,90]", "2,1,0", true},          // the batch between the two
+      {"[170,130]{0,1}", "[130,170]", "1,0", false},      // the input's minor dimension stays
+      {"[170,130]{0,1}", "[130,170]{0,1}", "1,0", true},  // both column-major
+      {"[40,30,40]", "[30,40,40]", "1,0,2", false},       // the minor dimension stays
+      {"[6,4000]", "[4000,6]", "1,0", false},             // a tile wider than a dimension
+      {"[100,100]", "[100,100]", "1,0", false},           // too few elements to pay
+  };
+  const std::string dir = ::testing::TempDir() + "/codegen_transposing_fusion";
+  for (const std::string type : {"f32", "bf16", "f64", "s8", "s4"}) {
+    for (const Case& c : cases) {
+      const std::string hlo =
+          absl::StrCat(R"(
+HloModule m
+fused {
+  p = )",
+                       type, c.x, R"( parameter(0)
+  q = )",
+                       type, c.y, R"( parameter(1)
+  t = )",
+                       type, c.y, R"( transpose(p), dimensions={)", c.permutation, R"(}
+  n = )",
+                       type, c.y, R"( negate(t)
+  ROOT a = )",
+                       type, c.y, R"( add(n, q)
+}
+ENTRY e {
+  x = )",
+                       type, c.x, R"( parameter(0)
+  y = )",
+                       type, c.y, R"( parameter(1)
+  ROOT f = )",
+                       type, c.y, R"( fusion(x, y), kind=kLoop, calls=fused
+})");
+      Check(hlo);
+      auto module = ParseHloModule(hlo);
+      ASSERT_TRUE(module.ok()) << module.status();
+      std::unique_ptr<Jit> jit = DumpingJit(dir);
+      ASSERT_NE(jit, nullptr);
+      auto kernels =
+          jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, "t");
+      ASSERT_TRUE(kernels.ok()) << kernels.status();
+      EXPECT_EQ(absl::StrContains(ReadText(dir + "/t.ir-no-opt.ll"), "transposed_tile"), c.tiled)
+          << hlo;
+    }
+  }
+  // Two outputs, one of them the transpose itself.
+  Check(R"(
+HloModule m
+fused {
+  p = f32[170,145] parameter(0)
+  q = f32[145,170] parameter(1)
+  t = f32[145,170] transpose(p), dimensions={1,0}
+  e = f32[145,170] exponential(t)
+  m = f32[145,170] multiply(e, q)
+  ROOT r = (f32[145,170], f32[145,170]) tuple(m, t)
+}
+ENTRY e {
+  x = f32[170,145] parameter(0)
+  y = f32[145,170] parameter(1)
+  ROOT f = (f32[145,170], f32[145,170]) fusion(x, y), kind=kLoop, calls=fused
+})");
+  // The transpose is also read at other elements (through a reverse): not
+  // tiled, still right.
+  const std::string reversed = R"(
+HloModule m
+fused {
+  p = f32[140,150] parameter(0)
+  t = f32[150,140] transpose(p), dimensions={1,0}
+  r = f32[150,140] reverse(t), dimensions={0}
+  ROOT a = f32[150,140] add(t, r)
+}
+ENTRY e {
+  x = f32[140,150] parameter(0)
+  ROOT f = f32[150,140] fusion(x), kind=kLoop, calls=fused
+})";
+  Check(reversed);
+  auto module = ParseHloModule(reversed);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::unique_ptr<Jit> jit = DumpingJit(dir);
+  ASSERT_NE(jit, nullptr);
+  ASSERT_TRUE(
+      jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, "t").ok());
+  EXPECT_FALSE(absl::StrContains(ReadText(dir + "/t.ir-no-opt.ll"), "transposed_tile"));
+}
+
 // Independent kernels compile as several modules on several threads; the
 // kernels (names, functions, results) are those of one module on one thread,
 // and a second Compile on the same Jit keeps its names apart.

@@ -403,7 +403,7 @@ absl::Status IrEmitter::ForLoop(llvm::Value* begin, llvm::Value* end,
 
 absl::Status IrEmitter::ForIndependentIterations(llvm::Value* begin, llvm::Value* end,
                                                  absl::FunctionRef<absl::Status(llvm::Value*)> body,
-                                                 const char* name) {
+                                                 const char* name, bool unroll) {
   llvm::LLVMContext& ctx = context();
   llvm::BasicBlock* last_before = &function_.back();
   RETURN_IF_ERROR(ForLoop(begin, end, body, name));
@@ -430,7 +430,12 @@ absl::Status IrEmitter::ForIndependentIterations(llvm::Value* begin, llvm::Value
   if (back_edge == nullptr) return Internal("loop '", name, "' has no back edge");
   llvm::MDNode* parallel =
       llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group});
-  llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, {nullptr, parallel});
+  std::vector<llvm::Metadata*> properties = {nullptr, parallel};
+  if (!unroll) {
+    properties.push_back(
+        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
+  }
+  llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, properties);
   loop_id->replaceOperandWith(0, loop_id);
   back_edge->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
   return absl::OkStatus();

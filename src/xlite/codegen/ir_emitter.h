@@ -116,10 +116,12 @@ class IrEmitter {
   // and fall back to scalar code, where an output shares its operand's
   // buffer (in place, element i for element i). Accesses to allocas are left
   // out (an iteration may reuse one), so a loop keeping one is vectorized
-  // only where LLVM proves it safe itself.
+  // only where LLVM proves it safe itself. `unroll` false: marked
+  // llvm.loop.unroll.disable (a short loop LLVM would otherwise unroll fully,
+  // leaving the loop around it to be vectorized instead).
   absl::Status ForIndependentIterations(llvm::Value* begin, llvm::Value* end,
                                         absl::FunctionRef<absl::Status(llvm::Value*)> body,
-                                        const char* name = "");
+                                        const char* name = "", bool unroll = true);
   // cond ? then_fn() : else_fn(), both yielding values of the same types.
   absl::StatusOr<IrValues> If(llvm::Value* cond,
                               absl::FunctionRef<absl::StatusOr<IrValues>()> then_fn,
