@@ -10,10 +10,16 @@
 //   split), both with flush-to-zero and denormals-are-zero set, as XLA:CPU
 //   runs its kernels.
 //
+// BM_TransposeAdd/<impl>: out = x.T + y over f32[4096,4096] (a kLoop fusion
+//   whose transpose moves x's minor dimension: made in tiles), the JIT'd
+//   fusion next to a plain C++ loop over 16 x 16 tiles, same split.
+//
 // At the end, one line per row in the peers' format
 // (shared/bench/peers/README.md), medians over every timed iteration:
 //   ew_chain_16M<TAB>xlite-jit-O2@<T>t<TAB><median_ms><TAB><GB/s> GB/s
 //   ew_chain_16M<TAB>cpp-loop-std-tanh@<T>t<TAB><median_ms><TAB><GB/s> GB/s
+//   transpose_add_4096<TAB>xlite-jit-O2@<T>t<TAB><median_ms><TAB><GB/s> GB/s
+//   transpose_add_4096<TAB>cpp-tiled-loop@<T>t<TAB><median_ms><TAB><GB/s> GB/s
 //   compile_<kernel><TAB>xlite-jit-O2@1t<TAB><median_ms><TAB><kernels/s> kernels/s
 #include <algorithm>
 #include <chrono>
@@ -39,6 +45,7 @@ using xlite::codegen::Jit;
 using xlite::codegen::KernelSpec;
 
 constexpr int64_t kEwElements = int64_t{1} << 24;
+constexpr int64_t kTransposeSide = 4096;
 int g_threads = 1;
 std::string g_dump_to;  // --xla_dump_to=DIR: the ew_chain kernel's IR
 std::map<std::string, std::vector<double>> g_ms;
@@ -78,10 +85,20 @@ ENTRY e {
 )");
 }
 
+std::string TransposeAddModule(int64_t n) {
+  const std::string shape = absl::StrCat("f32[", n, ",", n, "]");
+  return absl::StrCat(
+      "HloModule transpose_add\nfused {\n  x = ", shape, " parameter(0)\n  y = ", shape,
+      " parameter(1)\n  t = ", shape, " transpose(x), dimensions={1,0}\n  ROOT s = ", shape,
+      " add(t, y)\n}\nENTRY e {\n  x = ", shape, " parameter(0)\n  y = ", shape,
+      " parameter(1)\n  ROOT f = ", shape, " fusion(x, y), kind=kLoop, calls=fused\n}\n");
+}
+
 // Modules whose entry root is the kernel the compile benchmark builds.
 const std::vector<std::pair<std::string, std::string>>& CompileCases() {
   static const auto* cases = new std::vector<std::pair<std::string, std::string>>{
       {"ew_chain_fusion", EwChainModule(4096)},
+      {"transposing_fusion_f32", TransposeAddModule(512)},
       {"add_f32", R"(
 HloModule m
 ENTRY e {
@@ -235,6 +252,81 @@ void BM_EwChainCpp(benchmark::State& state) {
   }
 }
 
+struct TransposeData {
+  std::vector<float> x, y, out;
+  TransposeData()
+      : x(kTransposeSide * kTransposeSide),
+        y(kTransposeSide * kTransposeSide),
+        out(kTransposeSide * kTransposeSide) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(i % 1001);
+      y[i] = static_cast<float>(i % 997) / 7.0f;
+    }
+  }
+};
+
+TransposeData& Transposed() {
+  static TransposeData* data = new TransposeData();
+  return *data;
+}
+
+void BM_TransposeAddJit(benchmark::State& state) {
+  xlite::codegen::ScopedFlushDenormals flush;
+  auto module = xlite::ParseHloModule(TransposeAddModule(kTransposeSide));
+  if (!module.ok()) return state.SkipWithError(std::string(module.status().message()).c_str());
+  auto jit = Jit::Create();
+  if (!jit.ok()) return state.SkipWithError(std::string(jit.status().message()).c_str());
+  auto kernels = (*jit)->Compile(
+      {KernelSpec{(*module)->entry_computation()->root_instruction(), "transpose_add"}});
+  if (!kernels.ok()) return state.SkipWithError(std::string(kernels.status().message()).c_str());
+  const xlite::codegen::KernelFunction fn = (*kernels)[0].function;
+  const int64_t max_parts = (*kernels)[0].max_partitions;
+  TransposeData& d = Transposed();
+  void* buffers[] = {d.x.data(), d.y.data(), d.out.data()};
+  fn(buffers, 0, 1);  // warm-up
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    RunParallel([&](int part, int parts) {
+      if (part < max_parts) fn(buffers, part, std::min<int64_t>(parts, max_parts));
+    });
+    Record(state, absl::StrCat("transpose_add_4096\txlite-jit-O2@", g_threads, "t"),
+           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+               .count());
+  }
+  for (int64_t i : {int64_t{0}, int64_t{12345}, kTransposeSide * kTransposeSide - 1}) {
+    const int64_t r = i / kTransposeSide, c = i % kTransposeSide;
+    if (d.out[i] != d.x[c * kTransposeSide + r] + d.y[i]) {
+      return state.SkipWithError("the kernel's result differs from x.T + y");
+    }
+  }
+}
+
+void BM_TransposeAddCpp(benchmark::State& state) {
+  TransposeData& d = Transposed();
+  constexpr int64_t n = kTransposeSide, t = 16;
+  auto loop = [&](int part, int parts) {
+    const int64_t bands = n / t, chunk = (bands + parts - 1) / parts;
+    const float* x = d.x.data();
+    const float* y = d.y.data();
+    float* out = d.out.data();
+    for (int64_t band = part * chunk; band < std::min(bands, (part + 1) * chunk); ++band) {
+      for (int64_t c0 = 0; c0 < n; c0 += t) {
+        for (int64_t r = band * t; r < (band + 1) * t; ++r) {
+          for (int64_t c = c0; c < c0 + t; ++c) out[r * n + c] = x[c * n + r] + y[r * n + c];
+        }
+      }
+    }
+  };
+  loop(0, 1);  // warm-up
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    RunParallel(loop);
+    Record(state, absl::StrCat("transpose_add_4096\tcpp-tiled-loop@", g_threads, "t"),
+           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+               .count());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -263,15 +355,25 @@ int main(int argc, char** argv) {
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond)
       ->Iterations(10);
+  benchmark::RegisterBenchmark("BM_TransposeAdd/jit", BM_TransposeAddJit)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(10);
+  benchmark::RegisterBenchmark("BM_TransposeAdd/cpp", BM_TransposeAddCpp)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(10);
   benchmark::Initialize(&count, args.data());
   benchmark::RunSpecifiedBenchmarks();
   const double ew_bytes = 2.0 * kEwElements * sizeof(float);
+  const double transpose_bytes = 3.0 * kTransposeSide * kTransposeSide * sizeof(float);
   for (const auto& [key, ms] : g_ms) {
     const double median = Median(ms);
     if (key.rfind("compile_", 0) == 0) {
       std::printf("%s\txlite-jit-O2@1t\t%.3f\t%.1f kernels/s\n", key.c_str(), median, 1e3 / median);
     } else {
-      std::printf("%s\t%.3f\t%.2f GB/s\n", key.c_str(), median, ew_bytes / median / 1e6);
+      const double bytes = key.rfind("transpose_add", 0) == 0 ? transpose_bytes : ew_bytes;
+      std::printf("%s\t%.3f\t%.2f GB/s\n", key.c_str(), median, bytes / median / 1e6);
     }
   }
   return 0;
