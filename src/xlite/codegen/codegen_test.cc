@@ -1118,6 +1118,7 @@ TEST(CodegenFusion, TransposingFusionsMoveInTiles) {
       {"[40,30,40]", "[30,40,40]", "1,0,2", false},       // the minor dimension stays
       {"[6,4000]", "[4000,6]", "1,0", false},             // a tile wider than a dimension
       {"[100,100]", "[100,100]", "1,0", false},           // too few elements to pay
+      {"[20,30,40]{1,2,0}", "[20,40,30]{0,2,1}", "0,2,1", true},  // other layouts
   };
   const std::string dir = ::testing::TempDir() + "/codegen_transposing_fusion";
   for (const std::string type : {"f32", "bf16", "f64", "s8", "s4"}) {
@@ -1157,8 +1158,18 @@ ENTRY e {
           << hlo;
     }
   }
+  auto tiled = [&](const std::string& hlo) {
+    auto module = ParseHloModule(hlo);
+    EXPECT_TRUE(module.ok()) << module.status();
+    if (!module.ok()) return false;
+    std::unique_ptr<Jit> jit = DumpingJit(dir);
+    auto kernels =
+        jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, "t");
+    EXPECT_TRUE(kernels.ok()) << kernels.status();
+    return absl::StrContains(ReadText(dir + "/t.ir-no-opt.ll"), "transposed_tile");
+  };
   // Two outputs, one of them the transpose itself.
-  Check(R"(
+  const std::string two_outputs = R"(
 HloModule m
 fused {
   p = f32[170,145] parameter(0)
@@ -1172,7 +1183,28 @@ ENTRY e {
   x = f32[170,145] parameter(0)
   y = f32[145,170] parameter(1)
   ROOT f = (f32[145,170], f32[145,170]) fusion(x, y), kind=kLoop, calls=fused
-})");
+})";
+  Check(two_outputs);
+  EXPECT_TRUE(tiled(two_outputs));
+  // a + a.T with a = p.T + q: the second transpose reads the first at other
+  // elements (outside the tile): not tiled, still right.
+  const std::string symmetric = R"(
+HloModule m
+fused {
+  p = f32[160,160] parameter(0)
+  q = f32[160,160] parameter(1)
+  t = f32[160,160] transpose(p), dimensions={1,0}
+  a = f32[160,160] add(t, q)
+  at = f32[160,160] transpose(a), dimensions={1,0}
+  ROOT r = f32[160,160] add(a, at)
+}
+ENTRY e {
+  x = f32[160,160] parameter(0)
+  y = f32[160,160] parameter(1)
+  ROOT f = f32[160,160] fusion(x, y), kind=kLoop, calls=fused
+})";
+  Check(symmetric);
+  EXPECT_FALSE(tiled(symmetric));
   // The transpose is also read at other elements (through a reverse): not
   // tiled, still right.
   const std::string reversed = R"(
@@ -1188,13 +1220,7 @@ ENTRY e {
   ROOT f = f32[150,140] fusion(x), kind=kLoop, calls=fused
 })";
   Check(reversed);
-  auto module = ParseHloModule(reversed);
-  ASSERT_TRUE(module.ok()) << module.status();
-  std::unique_ptr<Jit> jit = DumpingJit(dir);
-  ASSERT_NE(jit, nullptr);
-  ASSERT_TRUE(
-      jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, "t").ok());
-  EXPECT_FALSE(absl::StrContains(ReadText(dir + "/t.ir-no-opt.ll"), "transposed_tile"));
+  EXPECT_FALSE(tiled(reversed));
 }
 
 // Independent kernels compile as several modules on several threads; the

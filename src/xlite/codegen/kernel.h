@@ -18,7 +18,8 @@
 //   dynamic shapes are not compiled (Unimplemented).
 // partition, num_partitions: the kernel does the part `partition` of
 //   `num_partitions` equal parts of its work (runs of 64-element granules of
-//   its first output, in physical order), so a thunk can run one kernel on
+//   its first output, in physical order; runs of tiles where a kernel moves a
+//   transpose in tiles), so a thunk can run one kernel on
 //   several threads at once; together the parts produce the whole result.
 //   num_partitions <= 0 counts as 1; a partition outside [0, num_partitions)
 //   does nothing. CompiledKernel::max_partitions says beyond which count

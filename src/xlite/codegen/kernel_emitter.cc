@@ -711,30 +711,33 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
   const int64_t rank = result.rank();
   if (rank < 2 || result.ElementCount() < kTransposingTilesMinElements) return std::nullopt;
   const int64_t minor = MinorToMajor(result)[0];
-  // The instructions the root reads at the result's own index: reached from
-  // it through elementwise ops of the result's dimensions (and a multi-output
-  // root's tuple), inputs excluded.
-  absl::flat_hash_set<const HloInstruction*> at_own_index;
+  // The instructions that read their operands at their own index, the
+  // result's: the root and what it reaches through elementwise ops of the
+  // result's dimensions (and a multi-output root's tuple), inputs excluded.
+  // The transposes it reaches are candidates, themselves read at the
+  // result's index but reading their operand elsewhere.
+  absl::flat_hash_set<const HloInstruction*> at_own_index = {&root};
+  absl::flat_hash_set<const HloInstruction*> seen;
   std::vector<const HloInstruction*> transposes;
   std::vector<const HloInstruction*> stack = {&root};
   while (!stack.empty()) {
     const HloInstruction* instr = stack.back();
     stack.pop_back();
-    if (BufferOf(instr) >= 0 || !at_own_index.insert(instr).second) continue;
+    if (BufferOf(instr) >= 0 || !seen.insert(instr).second) continue;
     const bool result_dims =
         instr->shape().IsArray() && instr->shape().dimensions() == result.dimensions();
     if (instr->opcode() == HloOpcode::kTranspose && result_dims) {
       transposes.push_back(instr);
     } else if (instr->opcode() == HloOpcode::kTuple ||
                (IsElementwiseOpcode(instr->opcode()) && result_dims)) {
+      at_own_index.insert(instr);
       for (const HloInstruction* operand : instr->operands()) stack.push_back(operand);
-    } else if (instr != &root) {
-      at_own_index.erase(instr);
     }
   }
   // A transpose of an input that moves its minor dimension off the result's,
   // read only at the result's own index (every path from it to the root
-  // elementwise: the scratch tile holds only the tile's elements).
+  // elementwise: the scratch tile holds only the tile's elements; another
+  // transpose on the way, as in a + a.T, reads it elsewhere).
   auto read_at_own_index_only = [&](const HloInstruction* transpose) {
     std::vector<const HloInstruction*> users = {transpose};
     while (!users.empty()) {
@@ -750,17 +753,28 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
   };
   const HloInstruction* transpose = nullptr;
   int64_t strided = -1;  // the result dimension the input's minor one becomes
+  int bits = 0;          // the input's element width in its buffer (s4: a byte)
+  int64_t t = 0;         // a tile of t x t
   for (const HloInstruction* candidate : transposes) {
     const int64_t buffer = BufferOf(candidate->operand(0));
     if (buffer < 0 || !candidate->attrs().dimensions) continue;
     const Shape& input = buffer_shapes_[buffer];
     const std::vector<int64_t>& permutation = *candidate->attrs().dimensions;
     if (input.rank() != rank || static_cast<int64_t>(permutation.size()) != rank) continue;
+    const int candidate_bits = 8 * PrimitiveByteWidth(input.element_type());
+    if (candidate_bits != 8 && candidate_bits != 16 && candidate_bits != 32 &&
+        candidate_bits != 64) {
+      continue;
+    }
+    const int64_t tile = candidate_bits == 64 ? 8 : 16;
     const int64_t input_minor = MinorToMajor(input)[0];
-    for (int64_t d = 0; d < rank; ++d) {
-      if (permutation[d] == input_minor && d != minor && read_at_own_index_only(candidate)) {
+    for (int64_t d = 0; d < rank && transpose == nullptr; ++d) {
+      if (permutation[d] == input_minor && d != minor && result.dimensions(d) >= tile &&
+          result.dimensions(minor) >= tile && read_at_own_index_only(candidate)) {
         transpose = candidate;
         strided = d;
+        bits = candidate_bits;
+        t = tile;
       }
     }
     if (transpose != nullptr) break;
@@ -768,12 +782,8 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
   if (transpose == nullptr) return std::nullopt;
   const int64_t input_buffer = BufferOf(transpose->operand(0));
   const Shape& input = buffer_shapes_[input_buffer];
-  const int bits = 8 * PrimitiveByteWidth(input.element_type());  // s4 is a byte in a buffer
-  if (bits != 8 && bits != 16 && bits != 32 && bits != 64) return std::nullopt;
-  const int64_t t = bits == 64 ? 8 : 16;  // a tile of t x t
   const int64_t rows_size = result.dimensions(strided);
   const int64_t columns_size = result.dimensions(minor);
-  if (rows_size < t || columns_size < t) return std::nullopt;
   const std::vector<int64_t>& permutation = *transpose->attrs().dimensions;
   // The input's stride along the result's columns (along its rows it is 1).
   const int64_t column_stride = PhysicalStrides(input)[permutation[minor]];
