@@ -375,9 +375,24 @@ llvm::AllocaInst* IrEmitter::Alloca(llvm::Type* type, const char* name) {
 
 // ---------------------------------------------------------------- control flow
 
+std::vector<llvm::Metadata*> IrEmitter::LoopHintProperties(LoopHints hints) {
+  llvm::LLVMContext& ctx = context();
+  std::vector<llvm::Metadata*> properties;
+  if (!hints.unroll) {
+    properties.push_back(
+        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
+  }
+  if (!hints.vectorize) {
+    properties.push_back(
+        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                llvm::ConstantAsMetadata::get(b_.getFalse())}));
+  }
+  return properties;
+}
+
 absl::Status IrEmitter::ForLoop(llvm::Value* begin, llvm::Value* end,
                                 absl::FunctionRef<absl::Status(llvm::Value*)> body,
-                                const char* name) {
+                                const char* name, LoopHints hints) {
   llvm::LLVMContext& ctx = context();
   llvm::BasicBlock* preheader = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, absl::StrCat(name, "loop"), &function_);
@@ -396,14 +411,20 @@ absl::Status IrEmitter::ForLoop(llvm::Value* begin, llvm::Value* end,
   RETURN_IF_ERROR(status);
   llvm::Value* next = b_.CreateAdd(iv, I64(1), "", true, true);
   iv->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateBr(header);
+  llvm::BranchInst* back_edge = b_.CreateBr(header);
+  if (std::vector<llvm::Metadata*> properties = LoopHintProperties(hints); !properties.empty()) {
+    properties.insert(properties.begin(), nullptr);
+    llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, properties);
+    loop_id->replaceOperandWith(0, loop_id);
+    back_edge->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+  }
   b_.SetInsertPoint(exit);
   return absl::OkStatus();
 }
 
 absl::Status IrEmitter::ForIndependentIterations(llvm::Value* begin, llvm::Value* end,
                                                  absl::FunctionRef<absl::Status(llvm::Value*)> body,
-                                                 const char* name, bool unroll) {
+                                                 const char* name, LoopHints hints) {
   llvm::LLVMContext& ctx = context();
   llvm::BasicBlock* last_before = &function_.back();
   RETURN_IF_ERROR(ForLoop(begin, end, body, name));
@@ -430,11 +451,8 @@ absl::Status IrEmitter::ForIndependentIterations(llvm::Value* begin, llvm::Value
   if (back_edge == nullptr) return Internal("loop '", name, "' has no back edge");
   llvm::MDNode* parallel =
       llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group});
-  std::vector<llvm::Metadata*> properties = {nullptr, parallel};
-  if (!unroll) {
-    properties.push_back(
-        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
-  }
+  std::vector<llvm::Metadata*> properties = LoopHintProperties(hints);
+  properties.insert(properties.begin(), {nullptr, parallel});
   llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, properties);
   loop_id->replaceOperandWith(0, loop_id);
   back_edge->setMetadata(llvm::LLVMContext::MD_loop, loop_id);

@@ -40,6 +40,15 @@ using IrValues = std::vector<llvm::Value*>;  // one per array leaf
 // "opcode 'name': <what> is not supported by the CPU code generator".
 absl::Status UnsupportedInstruction(const HloInstruction& instr, absl::string_view what);
 
+// What LLVM may do with a loop (its llvm.loop metadata): `unroll` false
+// keeps a short loop LLVM would otherwise unroll fully (and then vectorize the
+// loop around it instead); `vectorize` false keeps scalar a loop whose vector
+// forms would cost more to compile than they save.
+struct LoopHints {
+  bool unroll = true;
+  bool vectorize = true;
+};
+
 class IrEmitter {
  public:
   using Generator = std::function<absl::StatusOr<IrValues>(const IrIndex&)>;
@@ -108,7 +117,8 @@ class IrEmitter {
   // for (iv = begin; iv < end; ++iv) body(iv), i64. The body's cached values
   // stay inside the loop.
   absl::Status ForLoop(llvm::Value* begin, llvm::Value* end,
-                       absl::FunctionRef<absl::Status(llvm::Value*)> body, const char* name = "");
+                       absl::FunctionRef<absl::Status(llvm::Value*)> body, const char* name = "",
+                       LoopHints hints = {});
   // The same, for a body whose iterations touch disjoint memory (no
   // iteration reads what another writes): the loop is marked
   // llvm.loop.parallel_accesses, its buffer accesses put in one access
@@ -116,12 +126,10 @@ class IrEmitter {
   // and fall back to scalar code, where an output shares its operand's
   // buffer (in place, element i for element i). Accesses to allocas are left
   // out (an iteration may reuse one), so a loop keeping one is vectorized
-  // only where LLVM proves it safe itself. `unroll` false: marked
-  // llvm.loop.unroll.disable (a short loop LLVM would otherwise unroll fully,
-  // leaving the loop around it to be vectorized instead).
+  // only where LLVM proves it safe itself.
   absl::Status ForIndependentIterations(llvm::Value* begin, llvm::Value* end,
                                         absl::FunctionRef<absl::Status(llvm::Value*)> body,
-                                        const char* name = "", bool unroll = true);
+                                        const char* name = "", LoopHints hints = {});
   // cond ? then_fn() : else_fn(), both yielding values of the same types.
   absl::StatusOr<IrValues> If(llvm::Value* cond,
                               absl::FunctionRef<absl::StatusOr<IrValues>()> then_fn,
@@ -154,6 +162,9 @@ class IrEmitter {
   llvm::Value* CallC(const char* name, llvm::Type* result, llvm::ArrayRef<llvm::Value*> args);
 
  private:
+  // The llvm.loop properties `hints` asks for (none by default).
+  std::vector<llvm::Metadata*> LoopHintProperties(LoopHints hints);
+
   using CacheKey = std::vector<const void*>;
   using Cache = absl::flat_hash_map<CacheKey, IrValues>;
 

@@ -42,6 +42,10 @@ constexpr int64_t kGranule = 64;
 // ~14 ms more to compile, and at 64 x 64 floats saves 0.6 us a run (1.8 ->
 // 1.2 us; at 128 x 128 7.9 -> 2.6 us, at 512 x 512 335 -> 53 us).
 constexpr int64_t kTransposingTilesMinElements = 128 * 128;
+// The element-by-element loops at a tile's edges (under t x t elements):
+// scalar, as their vector forms (main, epilogue, remainder) cost more LLVM
+// time than they save.
+constexpr LoopHints kEdgeLoop = {.unroll = false, .vectorize = false};
 
 // Operand rows a column reduction folds per pass over its accumulators, when
 // it has at least kColumnReduceBlockedRows of them: fewer gain little at run
@@ -624,9 +628,9 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
                                     b_.CreateAdd(to, b_.CreateAdd(b_.CreateMul(c, I64(a)), r)));
                               return absl::OkStatus();
                             },
-                            "edge_row.");
+                            "edge_row.", kEdgeLoop);
                       },
-                      "edge_column."));
+                      "edge_column.", kEdgeLoop));
                   return IrValues{};
                 })
             .status();
@@ -875,9 +879,9 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
                                     align);
                                 return absl::OkStatus();
                               },
-                              "edge_row.");
+                              "edge_row.", kEdgeLoop);
                         },
-                        "edge_column."));
+                        "edge_column.", kEdgeLoop));
                     return IrValues{};
                   })
                 .status());
@@ -908,7 +912,7 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
                     }
                     return absl::OkStatus();
                   },
-                  "tile_column.", /*unroll=*/false);
+                  "tile_column.", {.unroll = false});
             },
             "tile_row.");
         e_.Unbind(transpose);
