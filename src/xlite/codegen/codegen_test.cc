@@ -1121,6 +1121,19 @@ TEST(CodegenFusion, TransposingFusionsMoveInTiles) {
       {"[20,30,40]{1,2,0}", "[20,40,30]{0,2,1}", "0,2,1", true},  // other layouts
   };
   const std::string dir = ::testing::TempDir() + "/codegen_transposing_fusion";
+  // Whether the entry root of `hlo` compiles with a scratch tile (its IR,
+  // optimized, then in dir/t.ir-with-opt.ll).
+  auto tiled = [&](const std::string& hlo) {
+    auto module = ParseHloModule(hlo);
+    EXPECT_TRUE(module.ok()) << module.status();
+    std::unique_ptr<Jit> jit = DumpingJit(dir);
+    EXPECT_NE(jit, nullptr);
+    if (!module.ok() || jit == nullptr) return false;
+    auto kernels =
+        jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, "t");
+    EXPECT_TRUE(kernels.ok()) << kernels.status();
+    return absl::StrContains(ReadText(dir + "/t.ir-no-opt.ll"), "transposed_tile");
+  };
   for (const std::string type : {"f32", "bf16", "f64", "s8", "s4"}) {
     for (const Case& c : cases) {
       const std::string hlo =
@@ -1147,27 +1160,9 @@ ENTRY e {
                        type, c.y, R"( fusion(x, y), kind=kLoop, calls=fused
 })");
       Check(hlo);
-      auto module = ParseHloModule(hlo);
-      ASSERT_TRUE(module.ok()) << module.status();
-      std::unique_ptr<Jit> jit = DumpingJit(dir);
-      ASSERT_NE(jit, nullptr);
-      auto kernels =
-          jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, "t");
-      ASSERT_TRUE(kernels.ok()) << kernels.status();
-      EXPECT_EQ(absl::StrContains(ReadText(dir + "/t.ir-no-opt.ll"), "transposed_tile"), c.tiled)
-          << hlo;
+      EXPECT_EQ(tiled(hlo), c.tiled) << hlo;
     }
   }
-  auto tiled = [&](const std::string& hlo) {
-    auto module = ParseHloModule(hlo);
-    EXPECT_TRUE(module.ok()) << module.status();
-    if (!module.ok()) return false;
-    std::unique_ptr<Jit> jit = DumpingJit(dir);
-    auto kernels =
-        jit->Compile({KernelSpec{(*module)->entry_computation()->root_instruction()}}, "t");
-    EXPECT_TRUE(kernels.ok()) << kernels.status();
-    return absl::StrContains(ReadText(dir + "/t.ir-no-opt.ll"), "transposed_tile");
-  };
   // Two outputs, one of them the transpose itself.
   const std::string two_outputs = R"(
 HloModule m

@@ -375,6 +375,13 @@ llvm::AllocaInst* IrEmitter::Alloca(llvm::Type* type, const char* name) {
 
 // ---------------------------------------------------------------- control flow
 
+void IrEmitter::SetLoopId(llvm::BranchInst& back_edge, std::vector<llvm::Metadata*> properties) {
+  properties.insert(properties.begin(), nullptr);  // the loop ID refers to itself first
+  llvm::MDNode* loop_id = llvm::MDNode::getDistinct(context(), properties);
+  loop_id->replaceOperandWith(0, loop_id);
+  back_edge.setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+}
+
 std::vector<llvm::Metadata*> IrEmitter::LoopHintProperties(LoopHints hints) {
   llvm::LLVMContext& ctx = context();
   std::vector<llvm::Metadata*> properties;
@@ -413,10 +420,7 @@ absl::Status IrEmitter::ForLoop(llvm::Value* begin, llvm::Value* end,
   iv->addIncoming(next, b_.GetInsertBlock());
   llvm::BranchInst* back_edge = b_.CreateBr(header);
   if (std::vector<llvm::Metadata*> properties = LoopHintProperties(hints); !properties.empty()) {
-    properties.insert(properties.begin(), nullptr);
-    llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, properties);
-    loop_id->replaceOperandWith(0, loop_id);
-    back_edge->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+    SetLoopId(*back_edge, std::move(properties));
   }
   b_.SetInsertPoint(exit);
   return absl::OkStatus();
@@ -452,10 +456,8 @@ absl::Status IrEmitter::ForIndependentIterations(llvm::Value* begin, llvm::Value
   llvm::MDNode* parallel =
       llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group});
   std::vector<llvm::Metadata*> properties = LoopHintProperties(hints);
-  properties.insert(properties.begin(), {nullptr, parallel});
-  llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, properties);
-  loop_id->replaceOperandWith(0, loop_id);
-  back_edge->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+  properties.insert(properties.begin(), parallel);
+  SetLoopId(*back_edge, std::move(properties));
   return absl::OkStatus();
 }
 

@@ -164,6 +164,8 @@ class IrEmitter {
  private:
   // The llvm.loop properties `hints` asks for (none by default).
   std::vector<llvm::Metadata*> LoopHintProperties(LoopHints hints);
+  // Marks `back_edge` with a loop ID holding `properties`.
+  void SetLoopId(llvm::BranchInst& back_edge, std::vector<llvm::Metadata*> properties);
 
   using CacheKey = std::vector<const void*>;
   using Cache = absl::flat_hash_map<CacheKey, IrValues>;

@@ -156,6 +156,14 @@ class KernelEmitter {
   // The rows (or columns) of a tile of t starting at `first` that lie in a
   // dimension of `size`: t but at the edge.
   Value* TileExtent(Value* first, int64_t t, int64_t size);
+  // Copies a tile of `lines` lines of `length` elements (each at most t; t a
+  // power of two), line i at src[from + i * src_stride ...] contiguous,
+  // transposed to dst: line k at dst[to + k * dst_stride ...] holds element k
+  // of every source line. A whole tile moves as t vectors transposed in
+  // registers; a partial one (at an array's edge) element by element.
+  absl::Status CopyTileTransposed(llvm::Type* element, Value* src, Value* from, int64_t src_stride,
+                                  Value* lines, Value* length, Value* dst, Value* to,
+                                  int64_t dst_stride, int64_t t);
   // An elementwise computation that reads an input through a transpose which
   // moves that input's minor dimension away from the result's (x.T + y),
   // computed in tiles; nullopt when `root` is not one (EmitElementalLoop's
@@ -478,16 +486,6 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const Hlo
   return rows.Partitions();
 }
 
-// The transposes that swap two groups of dimensions: once dimensions of
-// size 1 are dropped and runs of dimensions that stay adjacent and in order
-// are merged, the operand is [batch, A, B] and the result [batch, B, A] (a
-// convolution's NHWC <-> NCHW, a matrix transpose). Element by element, one
-// side is read or written a row apart per step; here T x T tiles move whole:
-// T operand rows loaded as vectors, transposed in registers (log2 T rounds of
-// two-vector shuffles, each swapping the off-diagonal blocks of its size),
-// stored as T result rows. Tiles at the edges that are not whole copy element
-// by element. Elements move as integers of their width in a buffer (8 to 64
-// bits).
 Value* KernelEmitter::TileExtent(Value* first, int64_t t, int64_t size) {
   Value* past = b_.CreateAdd(first, I64(t));
   return b_.CreateSub(b_.CreateSelect(b_.CreateICmpULT(past, I64(size)), past, I64(size)), first);
@@ -511,6 +509,68 @@ void KernelEmitter::TransposeInRegisters(std::vector<Value*>& lines) {
   }
 }
 
+absl::Status KernelEmitter::CopyTileTransposed(llvm::Type* element, Value* src, Value* from,
+                                               int64_t src_stride, Value* lines, Value* length,
+                                               Value* dst, Value* to, int64_t dst_stride,
+                                               int64_t t) {
+  const unsigned bits = element->getIntegerBitWidth();
+  llvm::Type* vector = llvm::FixedVectorType::get(element, t);
+  const llvm::Align align(bits / 8);
+  auto at = [&](Value* base, Value* offset) { return b_.CreateInBoundsGEP(element, base, offset); };
+  Value* whole = b_.CreateAnd(b_.CreateICmpEQ(lines, I64(t)), b_.CreateICmpEQ(length, I64(t)));
+  return e_
+      .If(
+          whole,
+          [&]() -> absl::StatusOr<IrValues> {
+            std::vector<Value*> vectors(t);
+            for (int64_t i = 0; i < t; ++i) {
+              vectors[i] = b_.CreateAlignedLoad(
+                  vector, at(src, b_.CreateAdd(from, I64(i * src_stride))), align);
+            }
+            TransposeInRegisters(vectors);
+            for (int64_t k = 0; k < t; ++k) {
+              b_.CreateAlignedStore(vectors[k], at(dst, b_.CreateAdd(to, I64(k * dst_stride))),
+                                    align);
+            }
+            return IrValues{};
+          },
+          [&]() -> absl::StatusOr<IrValues> {
+            RETURN_IF_ERROR(e_.ForLoop(
+                I64(0), length,
+                [&](Value* k) -> absl::Status {
+                  return e_.ForLoop(
+                      I64(0), lines,
+                      [&](Value* i) -> absl::Status {
+                        Value* x = b_.CreateAlignedLoad(
+                            element,
+                            at(src, b_.CreateAdd(
+                                        from, b_.CreateAdd(b_.CreateMul(i, I64(src_stride)), k))),
+                            align);
+                        b_.CreateAlignedStore(
+                            x,
+                            at(dst,
+                               b_.CreateAdd(to, b_.CreateAdd(b_.CreateMul(k, I64(dst_stride)), i))),
+                            align);
+                        return absl::OkStatus();
+                      },
+                      "edge_line.", kEdgeLoop);
+                },
+                "edge_element.", kEdgeLoop));
+            return IrValues{};
+          })
+      .status();
+}
+
+// The transposes that swap two groups of dimensions: once dimensions of
+// size 1 are dropped and runs of dimensions that stay adjacent and in order
+// are merged, the operand is [batch, A, B] and the result [batch, B, A] (a
+// convolution's NHWC <-> NCHW, a matrix transpose). Element by element, one
+// side is read or written a row apart per step; here T x T tiles move whole:
+// T operand rows loaded as vectors, transposed in registers (log2 T rounds of
+// two-vector shuffles, each swapping the off-diagonal blocks of its size),
+// stored as T result rows. Tiles at the edges that are not whole copy element
+// by element. Elements move as integers of their width in a buffer (8 to 64
+// bits).
 absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
     const HloInstruction& root) {
   const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
@@ -566,8 +626,6 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
   if (a < t || b < t) return std::nullopt;
 
   llvm::Type* element = b_.getIntNTy(bits);
-  llvm::Type* vector = llvm::FixedVectorType::get(element, t);
-  const llvm::Align align(bits / 8);
   Value* src = BufferPointer(in_buffer);
   Value* dst = BufferPointer(num_inputs_);
   const int64_t tiles_a = (a + t - 1) / t, tiles_b = (b + t - 1) / t;
@@ -594,46 +652,7 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
         // The tile's rows and columns inside the arrays: t of each but at the edges.
         Value* rows = TileExtent(i0, t, a);
         Value* columns = TileExtent(j0, t, b);
-        Value* whole =
-            b_.CreateAnd(b_.CreateICmpEQ(rows, I64(t)), b_.CreateICmpEQ(columns, I64(t)));
-        // An element, or a vector of t, at an element offset.
-        auto load = [&](llvm::Type* type, Value* offset) {
-          return b_.CreateAlignedLoad(type, b_.CreateInBoundsGEP(element, src, offset), align);
-        };
-        auto store = [&](Value* x, Value* offset) {
-          b_.CreateAlignedStore(x, b_.CreateInBoundsGEP(element, dst, offset), align);
-        };
-        return e_
-            .If(
-                whole,
-                [&]() -> absl::StatusOr<IrValues> {
-                  std::vector<Value*> lines(t);
-                  for (int64_t r = 0; r < t; ++r) {
-                    lines[r] = load(vector, b_.CreateAdd(from, I64(r * b)));
-                  }
-                  TransposeInRegisters(lines);
-                  for (int64_t c = 0; c < t; ++c) store(lines[c], b_.CreateAdd(to, I64(c * a)));
-                  return IrValues{};
-                },
-                [&]() -> absl::StatusOr<IrValues> {
-                  RETURN_IF_ERROR(e_.ForLoop(
-                      I64(0), columns,
-                      [&](Value* c) -> absl::Status {
-                        return e_.ForLoop(
-                            I64(0), rows,
-                            [&](Value* r) -> absl::Status {
-                              store(load(element,
-                                         b_.CreateAdd(from,
-                                                      b_.CreateAdd(b_.CreateMul(r, I64(b)), c))),
-                                    b_.CreateAdd(to, b_.CreateAdd(b_.CreateMul(c, I64(a)), r)));
-                              return absl::OkStatus();
-                            },
-                            "edge_row.", kEdgeLoop);
-                      },
-                      "edge_column.", kEdgeLoop));
-                  return IrValues{};
-                })
-            .status();
+        return CopyTileTransposed(element, src, from, b, rows, columns, dst, to, a, t);
       },
       "tile."));
   ScopeBufferAccesses();
@@ -807,8 +826,6 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
   tiles.granule = 1;
   auto [begin, end] = PartitionRange(tiles);
   llvm::Type* element = b_.getIntNTy(bits);
-  llvm::Type* vector = llvm::FixedVectorType::get(element, t);
-  const llvm::Align align(bits / 8);
   // The input's tile in the result's orientation: row r, column c at r * t + c.
   Value* scratch = e_.Alloca(llvm::ArrayType::get(element, t * t), "transposed_tile");
   Value* src = BufferPointer(input_buffer);
@@ -834,57 +851,9 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
         IrIndex input_index(rank, nullptr);
         for (int64_t d = 0; d < rank; ++d) input_index[permutation[d]] = index[d];
         Value* from = e_.PhysicalOffset(input, input_index);
-        // 1. The scratch tile.
-        Value* whole =
-            b_.CreateAnd(b_.CreateICmpEQ(rows, I64(t)), b_.CreateICmpEQ(columns, I64(t)));
-        RETURN_IF_ERROR(
-            e_.If(
-                  whole,
-                  [&]() -> absl::StatusOr<IrValues> {
-                    // lines[c]: the input's t elements of result column c.
-                    std::vector<Value*> lines(t);
-                    for (int64_t c = 0; c < t; ++c) {
-                      lines[c] = b_.CreateAlignedLoad(
-                          vector,
-                          b_.CreateInBoundsGEP(element, src,
-                                               b_.CreateAdd(from, I64(c * column_stride))),
-                          align);
-                    }
-                    TransposeInRegisters(lines);
-                    for (int64_t r = 0; r < t; ++r) {
-                      b_.CreateAlignedStore(
-                          lines[r], b_.CreateInBoundsGEP(element, scratch, I64(r * t)), align);
-                    }
-                    return IrValues{};
-                  },
-                  [&]() -> absl::StatusOr<IrValues> {
-                    RETURN_IF_ERROR(e_.ForLoop(
-                        I64(0), columns,
-                        [&](Value* c) -> absl::Status {
-                          return e_.ForLoop(
-                              I64(0), rows,
-                              [&](Value* r) -> absl::Status {
-                                Value* x = b_.CreateAlignedLoad(
-                                    element,
-                                    b_.CreateInBoundsGEP(
-                                        element, src,
-                                        b_.CreateAdd(
-                                            from,
-                                            b_.CreateAdd(r, b_.CreateMul(c, I64(column_stride))))),
-                                    align);
-                                b_.CreateAlignedStore(
-                                    x,
-                                    b_.CreateInBoundsGEP(element, scratch,
-                                                         b_.CreateAdd(b_.CreateMul(r, I64(t)), c)),
-                                    align);
-                                return absl::OkStatus();
-                              },
-                              "edge_row.", kEdgeLoop);
-                        },
-                        "edge_column.", kEdgeLoop));
-                    return IrValues{};
-                  })
-                .status());
+        // 1. The scratch tile: the input's tile in the result's orientation.
+        RETURN_IF_ERROR(CopyTileTransposed(element, src, from, column_stride, columns, rows,
+                                           scratch, I64(0), t, t));
         // 2. The result's tile, the transpose read from the scratch tile.
         const PrimitiveType type = input.element_type();
         e_.Bind(transpose, [&, row0, column0](const IrIndex& at) -> absl::StatusOr<IrValues> {
