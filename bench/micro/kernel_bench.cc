@@ -280,7 +280,6 @@ void BM_TransposeAddJit(benchmark::State& state) {
       {KernelSpec{(*module)->entry_computation()->root_instruction(), "transpose_add"}});
   if (!kernels.ok()) return state.SkipWithError(std::string(kernels.status().message()).c_str());
   const xlite::codegen::KernelFunction fn = (*kernels)[0].function;
-  const int64_t max_parts = (*kernels)[0].max_partitions;
   TransposeData& d = Transposed();
   void* buffers[] = {d.x.data(), d.y.data(), d.out.data()};
   fn(buffers, 0, 1);  // warm-up
@@ -288,9 +287,7 @@ void BM_TransposeAddJit(benchmark::State& state) {
   std::fill(d.out.begin(), d.out.end(), std::nanf(""));
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    RunParallel([&](int part, int parts) {
-      if (part < max_parts) fn(buffers, part, std::min<int64_t>(parts, max_parts));
-    });
+    RunParallel([&](int part, int parts) { fn(buffers, part, parts); });
     Record(state, absl::StrCat("transpose_add_4096\txlite-jit-O2@", g_threads, "t"),
            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                .count());
@@ -351,22 +348,16 @@ int main(int argc, char** argv) {
         ->Iterations(5)
         ->Repetitions(2);
   }
-  benchmark::RegisterBenchmark("BM_EwChain/jit", BM_EwChainJit)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond)
-      ->Iterations(10);
-  benchmark::RegisterBenchmark("BM_EwChain/cpp", BM_EwChainCpp)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond)
-      ->Iterations(10);
-  benchmark::RegisterBenchmark("BM_TransposeAdd/jit", BM_TransposeAddJit)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond)
-      ->Iterations(10);
-  benchmark::RegisterBenchmark("BM_TransposeAdd/cpp", BM_TransposeAddCpp)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond)
-      ->Iterations(10);
+  for (const auto& [name, run] : std::vector<std::pair<const char*, void (*)(benchmark::State&)>>{
+           {"BM_EwChain/jit", BM_EwChainJit},
+           {"BM_EwChain/cpp", BM_EwChainCpp},
+           {"BM_TransposeAdd/jit", BM_TransposeAddJit},
+           {"BM_TransposeAdd/cpp", BM_TransposeAddCpp}}) {
+    benchmark::RegisterBenchmark(name, run)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(10);
+  }
   benchmark::Initialize(&count, args.data());
   benchmark::RunSpecifiedBenchmarks();
   const double ew_bytes = 2.0 * kEwElements * sizeof(float);

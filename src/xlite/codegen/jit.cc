@@ -268,13 +268,12 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
 
   // detectHost() without its CPU name and feature queries (Host() has them:
   // 2-3% of a one-kernel module's compile).
-  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
-  builder.emplace(llvm::Triple(llvm::sys::getProcessTriple()));
-  builder->setCPU(impl->cpu);
-  builder->addFeatures(absl::StrSplit(impl->features, ',', absl::SkipEmpty()));
-  builder->setCodeGenOptLevel(impl->options.opt_level >= 2 ? llvm::CodeGenOpt::Aggressive
-                                                           : llvm::CodeGenOpt::Default);
-  impl->machine_builder = *builder;
+  llvm::orc::JITTargetMachineBuilder builder(llvm::Triple(llvm::sys::getProcessTriple()));
+  builder.setCPU(impl->cpu);
+  builder.addFeatures(absl::StrSplit(impl->features, ',', absl::SkipEmpty()));
+  builder.setCodeGenOptLevel(impl->options.opt_level >= 2 ? llvm::CodeGenOpt::Aggressive
+                                                          : llvm::CodeGenOpt::Default);
+  impl->machine_builder = builder;
   impl->machine_key = absl::StrCat(impl->cpu, "|", impl->features, "|", impl->options.opt_level);
   std::optional<llvm::DataLayout> data_layout;
   {
@@ -287,7 +286,7 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(JitOptions options) {
 
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder()
-          .setJITTargetMachineBuilder(std::move(*builder))
+          .setJITTargetMachineBuilder(std::move(builder))
           .setDataLayout(std::move(data_layout))
           // No platform runtime (static initializers, atexit, __dso_handle):
           // kernels have none, and the generic one adds IR modules that only

@@ -136,6 +136,8 @@ class KernelEmitter {
   Value* Owned(const Rows& rows, const IrIndex& index, Value* begin, Value* end);
 
   absl::StatusOr<int64_t> EmitElementalLoop(const HloInstruction& root);
+  // The root's element(s) at `index`, stored to each output there.
+  absl::Status EmitElement(const HloInstruction& root, const IrIndex& index);
   // Whether element i of every buffer of rank > 0 is element i of the
   // result (same dimensions and layout, elementwise ops and broadcasts of
   // scalars only): then one flat loop over physical offsets serves, with no
@@ -699,20 +701,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& r
     return rows.Partitions();
   }
   RETURN_IF_ERROR(ForRows(
-      rows, begin, end,
-      [&](const IrIndex& index) -> absl::Status {
-        ASSIGN_OR_RETURN(IrValues values, e_.Emit(root, index));
-        if (static_cast<int64_t>(values.size()) != outputs) {
-          return Internal("'", root.name(), "' yields ", values.size(), " values for ", outputs,
-                          " outputs");
-        }
-        for (int64_t k = 0; k < outputs; ++k) {
-          const Shape& shape = buffer_shapes_[num_inputs_ + k];
-          e_.Store(shape.element_type(), values[k], BufferPointer(num_inputs_ + k),
-                   e_.PhysicalOffset(shape, index));
-        }
-        return absl::OkStatus();
-      },
+      rows, begin, end, [&](const IrIndex& index) { return EmitElement(root, index); },
       /*independent=*/true));
   ScopeBufferAccesses();
   return rows.Partitions();
@@ -790,17 +779,17 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
       continue;
     }
     const int64_t tile = candidate_bits == 64 ? 8 : 16;
-    const int64_t input_minor = MinorToMajor(input)[0];
-    for (int64_t d = 0; d < rank && transpose == nullptr; ++d) {
-      if (permutation[d] == input_minor && d != minor && result.dimensions(d) >= tile &&
-          result.dimensions(minor) >= tile && read_at_own_index_only(candidate)) {
-        transpose = candidate;
-        strided = d;
-        bits = candidate_bits;
-        t = tile;
-      }
+    // The result dimension the input's minor one becomes.
+    const int64_t d = std::find(permutation.begin(), permutation.end(), MinorToMajor(input)[0]) -
+                      permutation.begin();
+    if (d < rank && d != minor && result.dimensions(d) >= tile &&
+        result.dimensions(minor) >= tile && read_at_own_index_only(candidate)) {
+      transpose = candidate;
+      strided = d;
+      bits = candidate_bits;
+      t = tile;
+      break;
     }
-    if (transpose != nullptr) break;
   }
   if (transpose == nullptr) return std::nullopt;
   const int64_t input_buffer = BufferOf(transpose->operand(0));
@@ -818,7 +807,6 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
     outer_dims.insert(outer_dims.begin(), d);
     outer *= result.dimensions(d);
   }
-  const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
   const int64_t row_tiles = (rows_size + t - 1) / t;
   const int64_t column_tiles = (columns_size + t - 1) / t;
   Rows tiles;
@@ -865,23 +853,12 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
             I64(0), rows,
             [&](Value* r) -> absl::Status {
               index[strided] = b_.CreateAdd(row0, r);
-              return e_.ForIndependentIterations(
-                  I64(0), columns,
-                  [&](Value* c) -> absl::Status {
-                    index[minor] = b_.CreateAdd(column0, c);
-                    ASSIGN_OR_RETURN(IrValues values, e_.Emit(root, index));
-                    if (static_cast<int64_t>(values.size()) != outputs) {
-                      return Internal("'", root.name(), "' yields ", values.size(), " values for ",
-                                      outputs, " outputs");
-                    }
-                    for (int64_t k = 0; k < outputs; ++k) {
-                      const Shape& shape = buffer_shapes_[num_inputs_ + k];
-                      e_.Store(shape.element_type(), values[k], BufferPointer(num_inputs_ + k),
-                               e_.PhysicalOffset(shape, index));
-                    }
-                    return absl::OkStatus();
-                  },
-                  "tile_column.", {.unroll = false});
+              return e_.ForIndependentIterations(I64(0), columns,
+                                                 [&](Value* c) -> absl::Status {
+                                                   index[minor] = b_.CreateAdd(column0, c);
+                                                   return EmitElement(root, index);
+                                                 },
+                                                 "tile_column.", {.unroll = false});
             },
             "tile_row.");
         e_.Unbind(transpose);
@@ -890,6 +867,21 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTransposingTiles(
       "tile."));
   ScopeBufferAccesses();
   return tiles.Partitions();
+}
+
+absl::Status KernelEmitter::EmitElement(const HloInstruction& root, const IrIndex& index) {
+  const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
+  ASSIGN_OR_RETURN(IrValues values, e_.Emit(root, index));
+  if (static_cast<int64_t>(values.size()) != outputs) {
+    return Internal("'", root.name(), "' yields ", values.size(), " values for ", outputs,
+                    " outputs");
+  }
+  for (int64_t k = 0; k < outputs; ++k) {
+    const Shape& shape = buffer_shapes_[num_inputs_ + k];
+    e_.Store(shape.element_type(), values[k], BufferPointer(num_inputs_ + k),
+             e_.PhysicalOffset(shape, index));
+  }
+  return absl::OkStatus();
 }
 
 bool KernelEmitter::IsFlat(const HloInstruction& root) const {
