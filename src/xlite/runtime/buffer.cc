@@ -35,11 +35,15 @@ Shape WithLayout(Shape shape) {
 // first touch of each costs a page fault (on a VM, about 2.6 us per 4 KiB
 // page here: a 64 MiB output took 43 ms to fault in, 12x the kernel that
 // filled it). A program run again asks for the same output sizes, so its
-// outputs come back warm. Small blocks are left to malloc, which reuses them.
+// outputs come back warm. Blocks from 64 KiB: malloc does not keep those
+// reliably either (freed at the top of its heap they go back to the kernel
+// once the free space passes its trim threshold): two f32[65536] outputs ran
+// 14 us or 1.0 ms a run depending on the process's heap layout, the rest
+// faulting their pages in again. Smaller blocks are left to malloc.
 class LargeBlockCache {
  public:
-  static constexpr int64_t kMinBytes = int64_t{1} << 20;
-  static constexpr size_t kMaxBlocks = 8;
+  static constexpr int64_t kMinBytes = int64_t{64} << 10;
+  static constexpr size_t kMaxBlocks = 64;
 
   // A cached block of exactly `bytes`, most recently freed first; nullptr if
   // there is none.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -308,10 +309,26 @@ TEST(Buffer, LargeBlocksAreReusedBySameSizedBuffers) {
   const auto* bytes = static_cast<const unsigned char*>((*b)->data());
   EXPECT_EQ(bytes[0], 0);
   EXPECT_EQ(bytes[(4 << 20) - 1], 0);
-  // Another size does not take it; small buffers are malloc's.
+  // Another size does not take it.
   auto c = Buffer::AllocateUninitialized(Shape::Array(PrimitiveType::F32, {1 << 19}));
   ASSERT_TRUE(c.ok());
   EXPECT_NE((*c)->data(), first);
+  // From 64 KiB: malloc may hand a freed block of 256 KiB back to the kernel.
+  const Shape medium = Shape::Array(PrimitiveType::F32, {1 << 16});
+  void* second = nullptr;
+  {
+    auto d = Buffer::AllocateUninitialized(medium);
+    ASSERT_TRUE(d.ok());
+    second = (*d)->data();
+  }
+  // malloc would hand the freed block to the next allocation of its size;
+  // the cache keeps it for the next buffer.
+  void* other = ::operator new (size_t{4} << 16, std::align_val_t(64));
+  auto e = Buffer::AllocateUninitialized(medium);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ((*e)->data(), second);
+  EXPECT_NE(other, second);
+  ::operator delete(other, std::align_val_t(64));
 }
 
 }  // namespace
