@@ -1,7 +1,10 @@
 #include "xlite/cpu/fusion.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
+#include <queue>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,29 +14,13 @@
 #include "absl/strings/str_cat.h"
 #include "xlite/analysis/call_graph.h"
 #include "xlite/codegen/kernel.h"
+#include "xlite/cpu/fusion_cost_model.h"
 #include "xlite/ir/computation.h"
 #include "xlite/ir/name_uniquer.h"
 #include "xlite/support/status.h"
 
 namespace xlite::cpu {
 namespace {
-
-// Worth computing once rather than in every reader: the unary
-// transcendentals (the opcodes that may carry result_accuracy, sqrt and rsqrt
-// among them), atan, and division-like binary ops.
-bool IsExpensive(HloOpcode opcode) {
-  if (HloOpcodeTraits(opcode) & kResultAccuracy) return true;
-  switch (opcode) {
-    case HloOpcode::kAtan:
-    case HloOpcode::kDivide:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kPower:
-    case HloOpcode::kAtan2:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Arrays only, no control edges, nothing the fusion could not re-run freely.
 bool Movable(const HloInstruction& instr) {
@@ -86,27 +73,16 @@ bool IsFusibleConsumer(const HloInstruction& instr) {
   return IsFusibleProducer(instr) || (instr.opcode() == HloOpcode::kReduce && Movable(instr));
 }
 
-// True if computing `instr` where it is read reads no more memory than
-// reading its stored value: data movement, or one array operand besides
-// scalars and broadcasts of them.
-bool RecomputingReadsNoMore(const HloInstruction& instr) {
-  if (IsElementalDataMovement(instr.opcode())) return true;
-  int64_t arrays = 0;
-  for (const HloInstruction* op : instr.operands()) {
-    const bool scalar_like =
-        op->shape().ElementCount() == 1 ||
-        (op->opcode() == HloOpcode::kBroadcast && op->operand(0)->shape().ElementCount() == 1);
-    if (!scalar_like) ++arrays;
-  }
-  return arrays <= 1;
-}
-
-// True if `user` reads some element of its operand `operand` more than once.
-bool ReusesOperand(const HloInstruction& user, const HloInstruction& operand) {
-  return user.opcode() == HloOpcode::kBroadcast &&
-         user.shape().ElementCount() > operand.shape().ElementCount();
-}
-
+// Priority fusion in one computation. Every instruction a kernel can
+// compute starts as a kernel of its own (a group: a root and the members
+// computed inline). The candidate with the largest estimated saving goes
+// first: a producer group joins every group that reads its root and may take
+// it (duplicated where several do), the saving being its own time (when
+// nothing else needs its value) plus its readers' times, less their times
+// with it inside (FusionCostModel). After each merge the groups whose
+// savings changed -- the readers, and the producers they now read -- are
+// estimated again. Groups are cones (a root and ancestors of it), so no merge
+// makes a cycle.
 class ComputationFusion {
  public:
   ComputationFusion(HloModule& module, HloComputation& computation, NameUniquer& names,
@@ -119,15 +95,37 @@ class ComputationFusion {
   bool Run() {
     post_order_ = computation_.MakeInstructionPostOrder();
     for (size_t i = 0; i < post_order_.size(); ++i) position_[post_order_[i]] = i;
-    for (auto it = post_order_.rbegin(); it != post_order_.rend(); ++it) Decide(*it);
-    bool changed = false;
-    for (Group& g : groups_) {
-      if (g.members.size() > 1) {
-        Materialize(g);
-        changed = true;
+    for (HloInstruction* instr : post_order_) {
+      if (IsFusibleProducer(*instr) || IsFusibleConsumer(*instr)) AddGroup(instr);
+    }
+    for (HloInstruction* instr : post_order_) {
+      bool stored = instr == computation_.root_instruction();
+      for (const HloInstruction* user : instr->users()) stored |= !group_of_root_.contains(user);
+      if (stored) stored_.insert(instr);
+    }
+    for (int g = 0; g < static_cast<int>(groups_.size()); ++g) Prioritize(g);
+    while (!queue_.empty()) {
+      const Candidate c = queue_.top();
+      queue_.pop();
+      Group& group = groups_[c.group];
+      if (!group.alive || c.version != group.version) continue;  // stale
+      if (group.changed) {
+        Prioritize(c.group);  // estimated again when its turn comes
+      } else if (c.saving_ns > -kTieNs) {
+        FuseIntoReaders(c.group);
       }
     }
-    if (!changed) return false;
+    // Readers first: a reader that holds a copy of another group's root
+    // clones it before that root's uses move to its fusion.
+    std::vector<Group*> fused;
+    for (Group& g : groups_) {
+      if (g.alive && g.members.size() > 1) fused.push_back(&g);
+    }
+    if (fused.empty()) return false;
+    std::sort(fused.begin(), fused.end(), [&](const Group* a, const Group* b) {
+      return position_.at(a->root) > position_.at(b->root);
+    });
+    for (Group* g : fused) Materialize(*g);
     RemoveDeadMembers();
     computation_.SetInstructionOrder(computation_.MakeInstructionPostOrder());
     return true;
@@ -139,16 +137,76 @@ class ComputationFusion {
     std::vector<HloInstruction*> members;  // root first, then producers as they join
     absl::flat_hash_set<const HloInstruction*> member_set;
     absl::flat_hash_set<const HloInstruction*> operands;  // values read from outside
+    double time_ns = 0;                                   // FusionCostModel's estimate
+    bool folds = false;                                   // a member is a reduce
+    bool alive = true;    // false once it has joined all its readers
+    int64_t version = 0;  // candidates of older versions are stale
+    int64_t content = 0;  // bumped when producers join: cached estimates are stale
+    double saving_ns = -std::numeric_limits<double>::infinity();  // last estimated
+    bool changed = false;                                         // since saving_ns was estimated
   };
 
-  // The operands `group` would read from outside once `producer` joins.
-  int64_t OperandsWith(const Group& group, const HloInstruction* producer) const {
-    absl::flat_hash_set<const HloInstruction*> operands = group.operands;
-    operands.erase(producer);
-    for (const HloInstruction* op : producer->operands()) {
-      if (!group.member_set.contains(op)) operands.insert(op);
+  // A reader's estimated time with a producer inside, for the contents it
+  // was estimated at: a producer read by many kernels (a scalar constant) is
+  // prioritized again whenever one of them changes, and only that one needs
+  // estimating again.
+  struct MergedTime {
+    int64_t reader_content;
+    int64_t producer_content;
+    double time_ns;
+  };
+
+  struct Candidate {
+    double saving_ns;
+    size_t position;  // ties: nearer the computation's root first
+    int group;
+    int64_t version;
+    bool operator<(const Candidate& o) const {
+      return saving_ns != o.saving_ns ? saving_ns < o.saving_ns : position < o.position;
     }
-    return static_cast<int64_t>(operands.size());
+  };
+
+  // Savings within this of zero are ties, broken towards fusing: a value
+  // stored anyway (a loop state's scalar, a transpose that is also a result)
+  // recomputed where it is read instead of read from its buffer costs the
+  // same by the model, and the reader then waits for one kernel less.
+  static constexpr double kTieNs = 0.1;
+
+  void AddGroup(HloInstruction* instr) {
+    const int g = static_cast<int>(groups_.size());
+    groups_.push_back(Group{instr, {instr}, {instr}, {}});
+    for (const HloInstruction* op : instr->operands()) {
+      groups_[g].operands.insert(op);
+      readers_[op].insert(g);
+    }
+    groups_[g].time_ns = Estimate(groups_[g], nullptr).time_ns;
+    groups_[g].folds = instr->opcode() == HloOpcode::kReduce;
+    group_of_root_[instr] = g;
+  }
+
+  // The kernel `group` makes, with `joining`'s members too when not null.
+  KernelCost Estimate(const Group& group, const Group* joining) const {
+    return FusionCostModel::Estimate(*group.root, [&](const HloInstruction* instr) {
+      return group.member_set.contains(instr) ||
+             (joining != nullptr && joining->member_set.contains(instr));
+    });
+  }
+
+  // The operands `group` would read from outside once `producer` joins.
+  int64_t OperandsWith(const Group& group, const Group& producer) const {
+    int64_t count = static_cast<int64_t>(group.operands.size()) -
+                    (group.operands.contains(producer.root) ? 1 : 0);
+    for (const HloInstruction* op : producer.operands) {
+      if (!group.member_set.contains(op) && !group.operands.contains(op)) ++count;
+    }
+    return count;
+  }
+
+  bool CanTake(const Group& group, const Group& producer) const {
+    int64_t size = static_cast<int64_t>(group.members.size());
+    for (const HloInstruction* m : producer.members) size += group.member_set.contains(m) ? 0 : 1;
+    return size <= LoopFusion::kMaxFusionSize &&
+           OperandsWith(group, producer) <= LoopFusion::kMaxFusionOperands;
   }
 
   // True if ok(user, operand) holds for every member of `group` reading
@@ -171,14 +229,6 @@ class ComputationFusion {
     return true;
   }
 
-  // True if some element of `instr` is read more than once inside `group`:
-  // a broadcast of it, or of a member computed from it.
-  bool ReusedInside(const Group& group, const HloInstruction* instr) const {
-    return !EveryReadInside(group, instr, [](const HloInstruction& user, const HloInstruction& op) {
-      return !ReusesOperand(user, op);
-    });
-  }
-
   // True if every member of `group` that reads `instr` (directly or through
   // other members) computes its element at index i from `instr`'s element i
   // alone: elementwise ops of its element count, and reshapes and bitcasts.
@@ -194,93 +244,104 @@ class ComputationFusion {
     });
   }
 
-  // The one group reading `instr`, when nothing else does and `instr` may
-  // join it (an expensive value or a reduce is computed once, in one
-  // fusion); -1 otherwise.
-  int SoleReader(const std::vector<int>& reading_groups, bool read_plainly,
-                 const HloInstruction* instr) const {
-    if (read_plainly || reading_groups.size() != 1 || !CanJoin(groups_[reading_groups[0]], instr)) {
-      return -1;
-    }
-    return reading_groups[0];
-  }
-
-  void Join(int g, HloInstruction* producer) {
-    Group& group = groups_[g];
-    group.members.push_back(producer);
-    group.member_set.insert(producer);
-    group.operands.erase(producer);
-    for (const HloInstruction* op : producer->operands()) {
-      if (!group.member_set.contains(op)) group.operands.insert(op);
-    }
-    groups_of_[producer].push_back(g);
-  }
-
-  bool CanJoin(const Group& group, const HloInstruction* producer) const {
-    return static_cast<int64_t>(group.members.size()) < LoopFusion::kMaxFusionSize &&
-           OperandsWith(group, producer) <= LoopFusion::kMaxFusionOperands;
-  }
-
-  // Visited after all its users: joins the groups that read it, and becomes
-  // the root of a group of its own where its value is still needed.
-  void Decide(HloInstruction* instr) {
-    if (instr->opcode() == HloOpcode::kParameter) return;
-    // The groups whose members read it, and whether anything reads it as a
-    // plain instruction (a user left alone, or the computation's result).
-    std::vector<int> reading_groups;
-    bool read_plainly = instr == computation_.root_instruction();
-    for (HloInstruction* user : instr->users()) {
-      auto it = groups_of_.find(user);
-      if (it != groups_of_.end()) {
-        for (int g : it->second) {
-          if (std::find(reading_groups.begin(), reading_groups.end(), g) == reading_groups.end()) {
-            reading_groups.push_back(g);
-          }
-        }
-      }
-      if (plain_.contains(user)) read_plainly = true;
-    }
-    if (IsFusibleProducer(*instr)) {
-      if (!IsExpensive(instr->opcode())) {
-        // A value stored anyway is read where recomputing it would read more
-        // than it (several arrays): duplicating it then only costs, and
-        // would split the expensive producers below it between fusions.
-        std::vector<int> joinable;
-        for (int g : reading_groups) {
-          if (CanJoin(groups_[g], instr)) {
-            joinable.push_back(g);
-          } else {
-            read_plainly = true;
-          }
-        }
-        if (!read_plainly || RecomputingReadsNoMore(*instr)) {
-          for (int g : joinable) Join(g, instr);
-        }
-      } else if (const int g = SoleReader(reading_groups, read_plainly, instr);
-                 g >= 0 && !ReusedInside(groups_[g], instr)) {
-        Join(g, instr);
+  // The readers group `g` would join, and whether its own kernel stays
+  // (its value stored, or a reader that cannot take it).
+  std::vector<int> Targets(int g, bool& stays) const {
+    const Group& group = groups_[g];
+    std::vector<int> targets;
+    stays = stored_.contains(group.root);
+    auto it = readers_.find(group.root);
+    if (it == readers_.end()) return targets;
+    for (int reader : it->second) {
+      if (reader != g && CanTake(groups_[reader], group)) {
+        targets.push_back(reader);
       } else {
-        read_plainly = true;
+        stays = true;
       }
-    } else if (const int g = IsFusibleRowReduce(*instr)
-                                 ? SoleReader(reading_groups, read_plainly, instr)
-                                 : -1;
-               g >= 0 && ReadsElementForElement(groups_[g], instr)) {
-      Join(g, instr);
-    } else {
-      read_plainly |= !reading_groups.empty();
     }
-    if (!read_plainly) return;
-    // Its own value is needed: it stays, as the root of a fusion if producers
-    // join it.
-    if (!IsFusibleConsumer(*instr)) {
-      plain_.insert(instr);
+    // A row reduction is folded once, by the one kernel that reads it (or
+    // the kernel holding it) element for element: the emitter would fold it
+    // again for every element read otherwise (no compiler hoists a loop).
+    if (group.folds && (stays || targets.size() != 1 ||
+                        !ReadsElementForElement(groups_[targets[0]], group.root))) {
+      targets.clear();
+    }
+    return targets;
+  }
+
+  double MergedTimeNs(int reader, int producer) {
+    const Group& r = groups_[reader];
+    const Group& p = groups_[producer];
+    MergedTime& cached = merged_times_[{reader, producer}];
+    if (cached.reader_content != r.content + 1 || cached.producer_content != p.content + 1) {
+      cached = {r.content + 1, p.content + 1, Estimate(r, &p).time_ns};  // 0: never estimated
+    }
+    return cached.time_ns;
+  }
+
+  void Prioritize(int g) {
+    Group& group = groups_[g];
+    ++group.version;
+    if (!group.alive || !(IsFusibleProducer(*group.root) || IsFusibleRowReduce(*group.root)))
       return;
+    bool stays = false;
+    const std::vector<int> targets = Targets(g, stays);
+    if (targets.empty()) return;
+    double saving = stays ? 0 : group.time_ns;
+    for (int t : targets) saving += groups_[t].time_ns - MergedTimeNs(t, g);
+    group.saving_ns = saving;
+    group.changed = false;
+    if (saving > -kTieNs) queue_.push({saving, position_.at(group.root), g, group.version});
+  }
+
+  // A fusion changed `g`'s readers or their costs. Its saving is estimated
+  // again lazily, when it comes out of the queue at its last saving: a
+  // producer read by many kernels (a scalar constant) may change many times
+  // before its turn, and is estimated once.
+  void MarkChanged(int g) {
+    Group& group = groups_[g];
+    if (!group.alive || !(IsFusibleProducer(*group.root) || IsFusibleRowReduce(*group.root)))
+      return;
+    if (group.changed) return;  // already queued to be estimated again
+    group.changed = true;
+    queue_.push({group.saving_ns, position_.at(group.root), g, ++group.version});
+  }
+
+  void FuseIntoReaders(int g) {
+    bool stays = false;
+    const std::vector<int> targets = Targets(g, stays);
+    Group& producer = groups_[g];
+    for (int t : targets) {
+      Group& reader = groups_[t];
+      for (HloInstruction* m : producer.members) {
+        if (reader.member_set.insert(m).second) reader.members.push_back(m);
+      }
+      reader.operands.erase(producer.root);
+      readers_[producer.root].erase(t);
+      for (const HloInstruction* op : producer.operands) {
+        if (reader.member_set.contains(op)) continue;
+        reader.operands.insert(op);
+        readers_[op].insert(t);
+      }
+      reader.time_ns = Estimate(reader, nullptr).time_ns;
+      reader.folds |= producer.folds;
+      ++reader.content;
     }
-    const int g = static_cast<int>(groups_.size());
-    groups_.push_back(Group{instr, {instr}, {instr}, {}});
-    for (const HloInstruction* op : instr->operands()) groups_.back().operands.insert(op);
-    groups_of_[instr].push_back(g);
+    if (!stays) {
+      producer.alive = false;
+      for (const HloInstruction* op : producer.operands) readers_[op].erase(g);
+    }
+    // Savings that changed: the readers' own, and those of the groups they
+    // now read.
+    std::set<int> changed = {g};
+    for (int t : targets) {
+      changed.insert(t);
+      for (const HloInstruction* op : groups_[t].operands) {
+        if (auto it = group_of_root_.find(op); it != group_of_root_.end())
+          changed.insert(it->second);
+      }
+    }
+    for (int c : changed) MarkChanged(c);
   }
 
   void Materialize(Group& group) {
@@ -291,6 +352,7 @@ class ComputationFusion {
     FusedComputationBuilder builder(module_, computation_, names_, computation_names_);
     absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
     for (HloInstruction* member : group.members) {
+      fused_members_.insert(member);
       std::vector<HloInstruction*> operands;
       for (HloInstruction* op : member->operands()) {
         operands.push_back(group.member_set.contains(op) ? map.at(op) : builder.Parameter(op));
@@ -309,7 +371,7 @@ class ComputationFusion {
     absl::flat_hash_set<const HloInstruction*> removed;
     for (auto it = post_order_.rbegin(); it != post_order_.rend(); ++it) {
       HloInstruction* instr = *it;
-      if (!groups_of_.contains(instr) || !instr->users().empty() ||
+      if (!fused_members_.contains(instr) || !instr->users().empty() ||
           instr == computation_.root_instruction()) {
         continue;
       }
@@ -338,8 +400,14 @@ class ComputationFusion {
   std::vector<HloInstruction*> post_order_;
   absl::flat_hash_map<const HloInstruction*, size_t> position_;
   std::vector<Group> groups_;
-  absl::flat_hash_map<const HloInstruction*, std::vector<int>> groups_of_;
-  absl::flat_hash_set<const HloInstruction*> plain_;
+  absl::flat_hash_map<const HloInstruction*, int> group_of_root_;
+  // The groups reading each value from outside (ordered: deterministic).
+  absl::flat_hash_map<const HloInstruction*, std::set<int>> readers_;
+  // Values something other than a kernel reads (or the computation's result).
+  absl::flat_hash_set<const HloInstruction*> stored_;
+  std::priority_queue<Candidate> queue_;
+  absl::flat_hash_map<std::pair<int, int>, MergedTime> merged_times_;
+  absl::flat_hash_set<const HloInstruction*> fused_members_;
   std::vector<Clone> clones_;
 };
 

@@ -1,23 +1,24 @@
-// fusion: producer-consumer loop fusion for the CPU code generator (XLA's
-// CpuInstructionFusion, pass name "fusion"). Elementwise ops and data movement
-// (broadcast, iota, scalar constants, reshape, bitcast, transpose, slice,
-// reverse, pad, concatenate, dynamic-slice) fuse into the consumers that read
-// them -- the same ops, or a reduce -- making kLoop fusions that compile to one
-// kernel: one loop, no intermediate buffers, one dispatch.
+// fusion: priority fusion of producers into consumers for the CPU code
+// generator (pass name "fusion" as XLA:CPU's; the algorithm of XLA:GPU's
+// PriorityFusion). Elementwise ops and data movement (broadcast, iota, scalar
+// constants, reshape, bitcast, transpose, slice, reverse, pad, concatenate,
+// dynamic-slice) fuse into the consumers that read them -- the same ops, or a
+// reduce -- making kLoop fusions that compile to one kernel: one loop, no
+// intermediate buffers, one dispatch.
 //
-// Walking consumers before producers, a producer joins every fusion that
-// reads it when it is cheap to recompute (duplication, as XLA allows); an
-// expensive one (divide, power, transcendentals) only when a single fusion
-// holds all its users and none of them reads an element twice (a broadcast of
-// it). A row reduction (over its operand's minor-most dimension) joins the
-// one fusion that reads it element for element (elementwise ops, reshapes):
-// its epilogue runs in its kernel. Not fused:
-// tuple-shaped values, instructions with control edges, in-place updates
-// (dynamic-update-slice, scatter), library calls, control flow; only
-// computations that run as sequences (entry, loop bodies and conditions,
-// branches, calls). A fusion holds at most kMaxFusionSize instructions and
-// kMaxFusionOperands operands. Modules that arrive scheduled keep their
-// fusions (the compiler does not run this pass on them).
+// Each fusible instruction starts as a kernel of its own; the producer whose
+// fusion saves the most time by FusionCostModel's estimate joins every kernel
+// that reads it and can take it (duplicated, as XLA allows), and the savings
+// that changed are estimated again, until none is positive. A row reduction
+// (over its operand's minor-most dimension) joins only the one kernel that
+// reads it, and only element for element (elementwise ops, reshapes): its
+// epilogue runs in its kernel. Not fused: tuple-shaped values, instructions
+// with control edges, in-place updates (dynamic-update-slice, scatter),
+// library calls, control flow, scalar libm calls; only computations that run
+// as sequences (entry, loop bodies and conditions, branches, calls). A fusion
+// holds at most kMaxFusionSize instructions and kMaxFusionOperands operands.
+// Modules that arrive scheduled keep their fusions (the compiler does not
+// run this pass on them).
 #ifndef XLITE_CPU_FUSION_H_
 #define XLITE_CPU_FUSION_H_
 
