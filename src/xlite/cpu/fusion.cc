@@ -95,12 +95,23 @@ class ComputationFusion {
   bool Run() {
     post_order_ = computation_.MakeInstructionPostOrder();
     for (size_t i = 0; i < post_order_.size(); ++i) position_[post_order_[i]] = i;
+    // Dead code is left to dce: it neither becomes a kernel nor keeps its
+    // operands stored.
+    auto dead = [&](const HloInstruction* instr) {
+      return instr->users().empty() && instr != computation_.root_instruction() &&
+             !instr->HasSideEffect();
+    };
     for (HloInstruction* instr : post_order_) {
-      if (IsFusibleProducer(*instr) || IsFusibleConsumer(*instr)) AddGroup(instr);
+      // A scalar constant is only a producer (nothing fuses into it).
+      if ((IsFusibleConsumer(*instr) || IsFusibleProducer(*instr)) && !dead(instr)) {
+        AddGroup(instr);
+      }
     }
     for (HloInstruction* instr : post_order_) {
       bool stored = instr == computation_.root_instruction();
-      for (const HloInstruction* user : instr->users()) stored |= !group_of_root_.contains(user);
+      for (const HloInstruction* user : instr->users()) {
+        stored |= !group_of_root_.contains(user) && !dead(user);
+      }
       if (stored) stored_.insert(instr);
     }
     for (int g = 0; g < static_cast<int>(groups_.size()); ++g) Prioritize(g);
@@ -111,8 +122,8 @@ class ComputationFusion {
       if (!group.alive || c.version != group.version) continue;  // stale
       if (group.changed) {
         Prioritize(c.group);  // estimated again when its turn comes
-      } else if (c.saving_ns > -kTieNs) {
-        FuseIntoReaders(c.group);
+      } else {
+        FuseIntoReaders(c.group);  // only Prioritize queues unchanged groups
       }
     }
     // Readers first: a reader that holds a copy of another group's root
@@ -139,6 +150,7 @@ class ComputationFusion {
     absl::flat_hash_set<const HloInstruction*> operands;  // values read from outside
     double time_ns = 0;                                   // FusionCostModel's estimate
     bool folds = false;                                   // a member is a reduce
+    bool producer = false;                                // its root may join its readers
     bool alive = true;    // false once it has joined all its readers
     int64_t version = 0;  // candidates of older versions are stale
     int64_t content = 0;  // bumped when producers join: cached estimates are stale
@@ -151,9 +163,9 @@ class ComputationFusion {
   // prioritized again whenever one of them changes, and only that one needs
   // estimating again.
   struct MergedTime {
-    int64_t reader_content;
-    int64_t producer_content;
-    double time_ns;
+    int64_t reader_content = -1;  // never estimated
+    int64_t producer_content = -1;
+    double time_ns = 0;
   };
 
   struct Candidate {
@@ -181,6 +193,7 @@ class ComputationFusion {
     }
     groups_[g].time_ns = Estimate(groups_[g], nullptr).time_ns;
     groups_[g].folds = instr->opcode() == HloOpcode::kReduce;
+    groups_[g].producer = IsFusibleProducer(*instr) || IsFusibleRowReduce(*instr);
     group_of_root_[instr] = g;
   }
 
@@ -192,10 +205,13 @@ class ComputationFusion {
     });
   }
 
-  // The operands `group` would read from outside once `producer` joins.
+  // The operands `group` would read from outside once `producer` joins
+  // (its root, and any of its members `group` read, now computed inside).
   int64_t OperandsWith(const Group& group, const Group& producer) const {
-    int64_t count = static_cast<int64_t>(group.operands.size()) -
-                    (group.operands.contains(producer.root) ? 1 : 0);
+    int64_t count = 0;
+    for (const HloInstruction* op : group.operands) {
+      if (!producer.member_set.contains(op)) ++count;
+    }
     for (const HloInstruction* op : producer.operands) {
       if (!group.member_set.contains(op) && !group.operands.contains(op)) ++count;
     }
@@ -253,7 +269,7 @@ class ComputationFusion {
     auto it = readers_.find(group.root);
     if (it == readers_.end()) return targets;
     for (int reader : it->second) {
-      if (reader != g && CanTake(groups_[reader], group)) {
+      if (CanTake(groups_[reader], group)) {
         targets.push_back(reader);
       } else {
         stays = true;
@@ -273,8 +289,8 @@ class ComputationFusion {
     const Group& r = groups_[reader];
     const Group& p = groups_[producer];
     MergedTime& cached = merged_times_[{reader, producer}];
-    if (cached.reader_content != r.content + 1 || cached.producer_content != p.content + 1) {
-      cached = {r.content + 1, p.content + 1, Estimate(r, &p).time_ns};  // 0: never estimated
+    if (cached.reader_content != r.content || cached.producer_content != p.content) {
+      cached = {r.content, p.content, Estimate(r, &p).time_ns};
     }
     return cached.time_ns;
   }
@@ -282,15 +298,15 @@ class ComputationFusion {
   void Prioritize(int g) {
     Group& group = groups_[g];
     ++group.version;
-    if (!group.alive || !(IsFusibleProducer(*group.root) || IsFusibleRowReduce(*group.root)))
-      return;
+    group.changed = false;
+    group.saving_ns = -std::numeric_limits<double>::infinity();
+    if (!group.alive || !group.producer) return;
     bool stays = false;
     const std::vector<int> targets = Targets(g, stays);
     if (targets.empty()) return;
     double saving = stays ? 0 : group.time_ns;
     for (int t : targets) saving += groups_[t].time_ns - MergedTimeNs(t, g);
     group.saving_ns = saving;
-    group.changed = false;
     if (saving > -kTieNs) queue_.push({saving, position_.at(group.root), g, group.version});
   }
 
@@ -300,9 +316,7 @@ class ComputationFusion {
   // before its turn, and is estimated once.
   void MarkChanged(int g) {
     Group& group = groups_[g];
-    if (!group.alive || !(IsFusibleProducer(*group.root) || IsFusibleRowReduce(*group.root)))
-      return;
-    if (group.changed) return;  // already queued to be estimated again
+    if (!group.alive || !group.producer || group.changed) return;  // changed: queued already
     group.changed = true;
     queue_.push({group.saving_ns, position_.at(group.root), g, ++group.version});
   }
@@ -311,18 +325,32 @@ class ComputationFusion {
     bool stays = false;
     const std::vector<int> targets = Targets(g, stays);
     Group& producer = groups_[g];
+    // Savings that change: the producer's, the readers', and those of the
+    // groups whose readers change (what the readers read before and now).
+    std::set<int> changed = {g};
+    auto changes_with = [&](const HloInstruction* value) {
+      if (auto it = group_of_root_.find(value); it != group_of_root_.end()) {
+        changed.insert(it->second);
+      }
+    };
     for (int t : targets) {
       Group& reader = groups_[t];
+      changed.insert(t);
       for (HloInstruction* m : producer.members) {
-        if (reader.member_set.insert(m).second) reader.members.push_back(m);
+        if (!reader.member_set.insert(m).second) continue;
+        reader.members.push_back(m);
+        // Its root, or a member the reader read from outside: now inside.
+        if (reader.operands.erase(m) > 0) {
+          readers_[m].erase(t);
+          changes_with(m);
+        }
       }
-      reader.operands.erase(producer.root);
-      readers_[producer.root].erase(t);
       for (const HloInstruction* op : producer.operands) {
         if (reader.member_set.contains(op)) continue;
         reader.operands.insert(op);
         readers_[op].insert(t);
       }
+      for (const HloInstruction* op : reader.operands) changes_with(op);
       reader.time_ns = Estimate(reader, nullptr).time_ns;
       reader.folds |= producer.folds;
       ++reader.content;
@@ -330,16 +358,6 @@ class ComputationFusion {
     if (!stays) {
       producer.alive = false;
       for (const HloInstruction* op : producer.operands) readers_[op].erase(g);
-    }
-    // Savings that changed: the readers' own, and those of the groups they
-    // now read.
-    std::set<int> changed = {g};
-    for (int t : targets) {
-      changed.insert(t);
-      for (const HloInstruction* op : groups_[t].operands) {
-        if (auto it = group_of_root_.find(op); it != group_of_root_.end())
-          changed.insert(it->second);
-      }
     }
     for (int c : changed) MarkChanged(c);
   }

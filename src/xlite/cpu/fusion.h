@@ -8,10 +8,12 @@
 //
 // Each fusible instruction starts as a kernel of its own; the producer whose
 // fusion saves the most time by FusionCostModel's estimate joins every kernel
-// that reads it and can take it (duplicated, as XLA allows), and the savings
-// that changed are estimated again, until none is positive. A row reduction
-// (over its operand's minor-most dimension) joins only the one kernel that
-// reads it, and only element for element (elementwise ops, reshapes): its
+// that reads it and can take it (duplicated, as XLA allows); producers whose
+// savings a fusion changed are estimated again when they reach the queue's
+// front, until none saves anything (savings within 0.1 ns of zero count as
+// savings). A row reduction (over its operand's minor-most dimension), and
+// any kernel holding one, joins only the one kernel that reads it, and only
+// element for element (elementwise ops, reshapes): its
 // epilogue runs in its kernel. Not fused: tuple-shaped values, instructions
 // with control edges, in-place updates (dynamic-update-slice, scatter),
 // library calls, control flow, scalar libm calls; only computations that run

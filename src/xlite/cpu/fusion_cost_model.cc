@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "xlite/cpu/fusion.h"
 #include "xlite/ir/computation.h"
 
@@ -16,6 +15,9 @@ namespace {
 // negate): what the emitters' vector code costs, memory traffic hidden.
 // Ops without a row cost kCheapNs (add measured 0.007).
 constexpr double kCheapNs = 0.01;
+// Integer division and remainder are scalar (no vector instruction; the
+// emitter guards division by zero and overflow): s32 measured 1.9.
+constexpr double kIntegerDivisionNs = 1.9;
 
 double F32ElementCostNs(HloOpcode opcode) {
   switch (opcode) {
@@ -46,21 +48,6 @@ double F32ElementCostNs(HloOpcode opcode) {
       return 0.52;
     case HloOpcode::kPower:
       return 3.3;
-    // Scalar library calls (cbrt 19, expm1 14, atan2 17 measured); fusion
-    // keeps them out of kernels anyway (codegen::CallsScalarLibrary).
-    case HloOpcode::kCbrt:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kAtan:
-    case HloOpcode::kTan:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-      return 15;
     case HloOpcode::kClamp:
       return 2 * kCheapNs;
     default:
@@ -72,25 +59,20 @@ double Elements(const HloInstruction& instr) {
   return instr.shape().IsArray() ? static_cast<double>(instr.shape().ElementCount()) : 1;
 }
 
-// The elements a broadcast repeats its operand's value over in a row: the
-// product of its minor-most dimensions that are new (not the operand's).
-// The kernel's inner loops run over them, so LLVM computes the operand once
-// outside them (a scalar's once per kernel).
+// The elements over which a broadcast repeats one value of its operand in
+// the kernel's inner loop, which LLVM computes it outside of: all of them for
+// a scalar (once per kernel), the minor-most dimension's where that is new
+// (the kernel's loops are rows and that dimension); else 1.
 double BroadcastRun(const HloInstruction& broadcast) {
   const Shape& shape = broadcast.shape();
+  if (broadcast.operand(0)->shape().ElementCount() == 1) return Elements(broadcast);
+  if (shape.rank() == 0) return 1;
+  const int64_t minor = shape.has_layout() && !shape.layout().minor_to_major.empty()
+                            ? shape.layout().minor_to_major[0]
+                            : shape.rank() - 1;
   const std::vector<int64_t>& from = broadcast.attrs().dimensions.value_or(std::vector<int64_t>{});
-  std::vector<int64_t> order =
-      shape.has_layout() ? shape.layout().minor_to_major : std::vector<int64_t>{};
-  if (order.size() != static_cast<size_t>(shape.rank())) {
-    order.clear();
-    for (int64_t d = shape.rank() - 1; d >= 0; --d) order.push_back(d);
-  }
-  double run = 1;
-  for (int64_t d : order) {
-    if (std::find(from.begin(), from.end(), d) != from.end()) break;
-    run *= static_cast<double>(shape.dimensions()[d]);
-  }
-  return run;
+  if (std::find(from.begin(), from.end(), minor) != from.end()) return 1;
+  return static_cast<double>(shape.dimensions()[minor]);
 }
 
 // How many elements of operand `i` one element of `user` reads.
@@ -103,8 +85,8 @@ double ReadsPerElement(const HloInstruction& user, int64_t i) {
       return i < user.operand_count() / 2 ? ratio : 1;
     case HloOpcode::kConcatenate:
       return ratio;
-    case HloOpcode::kPad:
-      return i == 0 ? ratio : 1;
+    case HloOpcode::kPad:  // a negative padding crops
+      return i == 0 ? std::min(1.0, ratio) : 1;
     default:
       return 1;
   }
@@ -127,11 +109,18 @@ double FusionCostModel::ElementCostNs(const HloInstruction& instr) {
       instr.opcode() == HloOpcode::kParameter) {
     return 0;
   }
-  // 64-bit elements: half as many per vector.
-  const HloInstruction& typed = instr.operand_count() > 0 ? *instr.operand(0) : instr;
-  const bool wide =
-      typed.shape().IsArray() && PrimitiveBitWidth(typed.shape().element_type()) == 64;
-  return F32ElementCostNs(instr.opcode()) * (wide ? 2 : 1);
+  const PrimitiveType type = instr.shape().element_type();
+  if ((instr.opcode() == HloOpcode::kDivide || instr.opcode() == HloOpcode::kRemainder) &&
+      IsInteger(type)) {
+    return kIntegerDivisionNs;
+  }
+  // 64-bit elements (of the result or an operand): half as many per vector
+  // (f64 measured: divide 4x f32's, exp 1x).
+  int bits = IsArrayType(type) ? PrimitiveBitWidth(type) : 0;
+  for (const HloInstruction* op : instr.operands()) {
+    if (op->shape().IsArray()) bits = std::max(bits, PrimitiveBitWidth(op->shape().element_type()));
+  }
+  return F32ElementCostNs(instr.opcode()) * (bits >= 64 ? 2 : 1);
 }
 
 KernelCost FusionCostModel::Estimate(const HloInstruction& root,
@@ -204,7 +193,9 @@ KernelCost FusionCostModel::Estimate(const HloInstruction& root,
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
       Slot& op = s.slots[s.operand_slots[member.first_operand + i]];
       const double n = evaluated * ReadsPerElement(instr, i);
-      if (op.member && elementwise && Elements(*op.instr) == Elements(instr)) {
+      // Same index: an elementwise member of the operand's element count,
+      // itself reached only at the root's index.
+      if (op.member && elementwise && member.other == 0 && Elements(*op.instr) == Elements(instr)) {
         op.same_index = std::max(op.same_index, n);
       } else {
         op.other += n;  // for values from outside: the reads, whatever their index
@@ -219,7 +210,10 @@ KernelCost FusionCostModel::Estimate(const HloInstruction& root,
     if (!slot.member) cost.bytes += bytes_of(*slot.instr, slot.other);
   }
   cost.bytes += bytes_of(root, Elements(root));
-  cost.memory_ns = cost.bytes / (cost.bytes <= kCacheBytes ? kCacheBytesPerNs : kMemoryBytesPerNs);
+  // The first kCacheBytes stream at cache speed, the rest at memory's (no
+  // step at the boundary for the priority queue to trip on).
+  cost.memory_ns = std::min(cost.bytes, kCacheBytes) / kCacheBytesPerNs +
+                   std::max(0.0, cost.bytes - kCacheBytes) / kMemoryBytesPerNs;
   cost.time_ns = kKernelLaunchNs + std::max(cost.compute_ns, cost.memory_ns);
   return cost;
 }

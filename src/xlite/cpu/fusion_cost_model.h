@@ -8,13 +8,12 @@
 // elementwise op or data movement asks each operand once per element it
 // computes, a reduce asks its input for every element it folds, a
 // concatenate or pad each operand only for the elements it covers, a
-// broadcast its operand once per run of its minor-most new dimensions (LLVM
-// hoists the value out of those inner loops: a scalar's is computed once).
-// Members read at the same index by several elementwise members count once
+// broadcast its operand once per run of the kernel's inner loop where the
+// value repeats (LLVM hoists it: a scalar's is computed once per kernel).
+// Several elementwise members reading a value at the same index count once
 // (the emitter keeps the value). An operand read through a slice costs only
-// its window. The figures are
-// this project's measurements (docs/cpu.md: 2-vCPU AMD EPYC Zen 5, one
-// thread, f32).
+// its window. The figures are this project's measurements (docs/cpu.md:
+// 2-vCPU AMD EPYC Zen 5, one thread, f32).
 #ifndef XLITE_CPU_FUSION_COST_MODEL_H_
 #define XLITE_CPU_FUSION_COST_MODEL_H_
 
@@ -26,7 +25,7 @@ namespace xlite::cpu {
 struct KernelCost {
   double compute_ns = 0;  // the members' arithmetic, each element as often as it is evaluated
   double bytes = 0;       // distinct bytes read from outside and written
-  double memory_ns = 0;   // bytes at the bandwidth of their working set
+  double memory_ns = 0;   // bytes at cache, then memory, bandwidth
   double time_ns = 0;     // kKernelLaunchNs + max(compute_ns, memory_ns)
 };
 
@@ -35,8 +34,9 @@ class FusionCostModel {
   // A kernel's fixed cost in a replayed command buffer (11 kernels of 16
   // elements against one: 9 ns each).
   static constexpr double kKernelLaunchNs = 10;
-  // Streaming bandwidth of one core: arrays that fit the caches (an add of
-  // 16 Ki..1 Mi floats: 67..88 B/ns), and memory (4 Mi and 16 Mi: 24..25).
+  // Streaming bandwidth of one core: the first kCacheBytes a kernel moves at
+  // cache speed (an add of 16 Ki..1 Mi floats: 67..88 B/ns), the rest at
+  // memory's (4 Mi and 16 Mi: 24..25).
   static constexpr double kCacheBytesPerNs = 75;
   static constexpr double kMemoryBytesPerNs = 24;
   static constexpr double kCacheBytes = 16.0 * 1024 * 1024;

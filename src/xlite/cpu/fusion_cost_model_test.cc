@@ -111,6 +111,26 @@ ENTRY e {
   EXPECT_DOUBLE_EQ(cost.bytes, 4 * (8 + 256 + 2048 + 2048));
 }
 
+// Only the minor-most dimension is the inner loop: over [8,4,64] with the
+// operand on dimension 0, s is computed once per row of 64 (32 times); a
+// scalar's broadcast is computed once.
+TEST_F(FusionCostModelTest, HoistsBroadcastOperandsOutOfTheInnerLoopOnly) {
+  Parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[8] parameter(0)
+  s = f32[8] sqrt(x)
+  b = f32[8,4,64] broadcast(s), dimensions={0}
+  c = f32[] parameter(1)
+  e = f32[] exponential(c)
+  be = f32[8,4,64] broadcast(e), dimensions={}
+  ROOT m = f32[8,4,64] multiply(b, be)
+})");
+  const KernelCost cost = Estimate("m", {"b", "s", "be", "e"});
+  EXPECT_DOUBLE_EQ(cost.compute_ns, 2048 * kCheap + 32 * FusionCostModel::ElementCostNs(*Get("s")) +
+                                        FusionCostModel::ElementCostNs(*Get("e")));
+}
+
 TEST_F(FusionCostModelTest, ReductionsFoldEveryInputElementAndConcatenatesReadTheirParts) {
   Parse(R"(
 HloModule m
@@ -145,7 +165,36 @@ ENTRY e {
 })");
   const KernelCost cost = Estimate("n", {});
   EXPECT_DOUBLE_EQ(cost.bytes, 64.0 * 1024 * 1024);
-  EXPECT_DOUBLE_EQ(cost.memory_ns, cost.bytes / FusionCostModel::kMemoryBytesPerNs);
+  EXPECT_DOUBLE_EQ(
+      cost.memory_ns,
+      FusionCostModel::kCacheBytes / FusionCostModel::kCacheBytesPerNs +
+          (cost.bytes - FusionCostModel::kCacheBytes) / FusionCostModel::kMemoryBytesPerNs);
+}
+
+// Integer division is scalar; 64-bit elements of the result or an operand
+// (a select's pred first operand does not make it narrow) take twice f32's.
+TEST_F(FusionCostModelTest, PricesIntegerDivisionAndWideElements) {
+  Parse(R"(
+HloModule m
+ENTRY e {
+  a = s32[64] parameter(0)
+  b = s32[64] parameter(1)
+  q = s32[64] divide(a, b)
+  x = f32[64] parameter(2)
+  y = f32[64] parameter(3)
+  fq = f32[64] divide(x, y)
+  p = pred[64] parameter(4)
+  u = f64[64] parameter(5)
+  v = f64[64] parameter(6)
+  s = f64[64] select(p, u, v)
+  t = f32[64] select(p, x, y)
+  ROOT w = f64[64] convert(x)
+})");
+  EXPECT_GT(FusionCostModel::ElementCostNs(*Get("q")),
+            50 * FusionCostModel::ElementCostNs(*Get("fq")));
+  EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("s")),
+                   2 * FusionCostModel::ElementCostNs(*Get("t")));
+  EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("w")), 2 * 0.03);
 }
 
 }  // namespace

@@ -240,6 +240,37 @@ ENTRY e {
   testing::ExpectAgreesWithInterpreter(text);
 }
 
+// A kernel holding a row reduction and its epilogue (norm, a result, so the
+// reduce joins it first) stays out of a reader that reads it through a
+// broadcast: that kernel would fold each row again for each of its 256
+// elements (layer_norm's mean so: 0.56 -> 186 ms).
+TEST(LoopFusion, KernelsHoldingARowReductionStayOutOfBroadcasts) {
+  const std::string text = R"(
+HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  z = f32[] constant(0)
+  sq = f32[64,256] multiply(x, x)
+  sumsq = f32[64] reduce(sq, z), dimensions={1}, to_apply=sum
+  n = f32[] constant(256)
+  bn = f32[64] broadcast(n), dimensions={}
+  norm = f32[64] divide(sumsq, bn)
+  b = f32[64,256] broadcast(norm), dimensions={0}
+  scaled = f32[64,256] multiply(b, x)
+  ROOT t = (f32[64], f32[64,256]) tuple(norm, scaled)
+})";
+  const std::string out = Fuse(text);
+  EXPECT_EQ(Occurrences(out, " fusion("), 2) << out;
+  EXPECT_EQ(Occurrences(out, "reduce("), 1) << out;
+  EXPECT_NE(out.find("ROOT norm = f32[64]{0} divide(sumsq, bn)"), std::string::npos) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
 // A row reduction stays out of readers that would fold it again per element
 // they read (a clamp reading it as a scalar bound, two overlapping slices) or
 // fold it on one thread (a reduce of it: the kernel is partitioned by the
