@@ -61,12 +61,15 @@ double Elements(const HloInstruction& instr) {
 
 // The elements over which a broadcast repeats one value of its operand in
 // the kernel's inner loop, which LLVM computes it outside of: all of them for
-// a scalar (once per kernel), the minor-most dimension's where that is new
-// (the kernel's loops are rows and that dimension); else 1.
-double BroadcastRun(const HloInstruction& broadcast) {
+// a scalar (once per kernel); where the broadcast's minor-most dimension is
+// the inner loop (it is reached from the root through elementwise ops,
+// reshapes and reduce inputs only: the kernel loops over rows and the root's, or a
+// reduce's input's, minor-most dimension), that dimension's size if it is
+// new; else 1.
+double BroadcastRun(const HloInstruction& broadcast, bool in_loop_order) {
   const Shape& shape = broadcast.shape();
   if (broadcast.operand(0)->shape().ElementCount() == 1) return Elements(broadcast);
-  if (shape.rank() == 0) return 1;
+  if (shape.rank() == 0 || !in_loop_order) return 1;
   const int64_t minor = shape.has_layout() && !shape.layout().minor_to_major.empty()
                             ? shape.layout().minor_to_major[0]
                             : shape.rank() - 1;
@@ -75,12 +78,13 @@ double BroadcastRun(const HloInstruction& broadcast) {
   return static_cast<double>(shape.dimensions()[minor]);
 }
 
-// How many elements of operand `i` one element of `user` reads.
-double ReadsPerElement(const HloInstruction& user, int64_t i) {
+// How many elements of operand `i` one element of `user` reads (`user`'s
+// minor-most dimension the kernel's inner loop or not).
+double ReadsPerElement(const HloInstruction& user, int64_t i, bool in_loop_order = false) {
   const double ratio = Elements(*user.operand(i)) / std::max(1.0, Elements(user));
   switch (user.opcode()) {
     case HloOpcode::kBroadcast:
-      return 1 / std::max(1.0, BroadcastRun(user));
+      return 1 / std::max(1.0, BroadcastRun(user, in_loop_order));
     case HloOpcode::kReduce:  // inputs, then one init value per input
       return i < user.operand_count() / 2 ? ratio : 1;
     case HloOpcode::kConcatenate:
@@ -138,6 +142,10 @@ KernelCost FusionCostModel::Estimate(const HloInstruction& root,
     // those reads count as their largest, others add up.
     double same_index = 0;
     double other = 0;
+    // Reached through something other than elementwise ops, reshapes and
+    // reduce inputs: its minor-most dimension need not be the kernel's inner
+    // loop.
+    bool off_loop = false;
   };
   struct Scratch {
     absl::flat_hash_map<const HloInstruction*, int> slot_of;
@@ -192,10 +200,19 @@ KernelCost FusionCostModel::Estimate(const HloInstruction& root,
     cost.compute_ns += evaluated * steps * ElementCostNs(instr);
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
       Slot& op = s.slots[s.operand_slots[member.first_operand + i]];
-      const double n = evaluated * ReadsPerElement(instr, i);
-      // Same index: an elementwise member of the operand's element count,
-      // itself reached only at the root's index.
-      if (op.member && elementwise && member.other == 0 && Elements(*op.instr) == Elements(instr)) {
+      const bool same_count = Elements(*op.instr) == Elements(instr);
+      const bool reduce_input =
+          instr.opcode() == HloOpcode::kReduce && i < instr.operand_count() / 2;
+      // Reshapes and bitcasts keep the order (they mostly add or drop
+      // dimensions of size 1 around reductions).
+      const bool keeps_order = (elementwise || instr.opcode() == HloOpcode::kReshape ||
+                                instr.opcode() == HloOpcode::kBitcast) &&
+                               same_count;
+      op.off_loop |= member.off_loop || !(keeps_order || reduce_input);
+      const double n = evaluated * ReadsPerElement(instr, i, !member.off_loop);
+      // Reached only at the root's own index (through elementwise members of
+      // its element count): read there once.
+      if (op.member && elementwise && member.other == 0 && same_count) {
         op.same_index = std::max(op.same_index, n);
       } else {
         op.other += n;  // for values from outside: the reads, whatever their index

@@ -113,7 +113,8 @@ ENTRY e {
 
 // Only the minor-most dimension is the inner loop: over [8,4,64] with the
 // operand on dimension 0, s is computed once per row of 64 (32 times); a
-// scalar's broadcast is computed once.
+// scalar's broadcast is computed once; behind a transpose the broadcast's
+// minor dimension is not the kernel's, and t is computed for every element.
 TEST_F(FusionCostModelTest, HoistsBroadcastOperandsOutOfTheInnerLoopOnly) {
   Parse(R"(
 HloModule m
@@ -129,6 +130,19 @@ ENTRY e {
   const KernelCost cost = Estimate("m", {"b", "s", "be", "e"});
   EXPECT_DOUBLE_EQ(cost.compute_ns, 2048 * kCheap + 32 * FusionCostModel::ElementCostNs(*Get("s")) +
                                         FusionCostModel::ElementCostNs(*Get("e")));
+  Parse(R"(
+HloModule m
+ENTRY e {
+  y = f32[8] parameter(0)
+  t = f32[8] sqrt(y)
+  b = f32[8,64] broadcast(t), dimensions={0}
+  tr = f32[64,8] transpose(b), dimensions={1,0}
+  z = f32[64,8] parameter(1)
+  ROOT m = f32[64,8] multiply(tr, z)
+})");
+  const KernelCost transposed = Estimate("m", {"tr", "b", "t"});
+  EXPECT_DOUBLE_EQ(transposed.compute_ns,
+                   512 * kCheap + 512 * FusionCostModel::ElementCostNs(*Get("t")));
 }
 
 TEST_F(FusionCostModelTest, ReductionsFoldEveryInputElementAndConcatenatesReadTheirParts) {
