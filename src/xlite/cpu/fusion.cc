@@ -99,7 +99,7 @@ class ComputationFusion {
     // operands stored.
     auto dead = [&](const HloInstruction* instr) {
       return instr->users().empty() && instr != computation_.root_instruction() &&
-             !instr->HasSideEffect();
+             !instr->HasSideEffect() && instr->control_successors().empty();
     };
     for (HloInstruction* instr : post_order_) {
       // A scalar constant is only a producer (nothing fuses into it).
@@ -130,7 +130,12 @@ class ComputationFusion {
     // clones it before that root's uses move to its fusion.
     std::vector<Group*> fused;
     for (Group& g : groups_) {
-      if (g.alive && g.members.size() > 1) fused.push_back(&g);
+      // Not one that every reader took whole (still alive: it could not be
+      // dropped when its fusion was decided): its kernel would have no users.
+      const auto readers = readers_.find(g.root);
+      const bool read =
+          stored_.contains(g.root) || (readers != readers_.end() && !readers->second.empty());
+      if (g.alive && g.members.size() > 1 && read) fused.push_back(&g);
     }
     if (fused.empty()) return false;
     std::sort(fused.begin(), fused.end(), [&](const Group* a, const Group* b) {
@@ -180,9 +185,10 @@ class ComputationFusion {
 
   // Savings within this of zero are ties, broken towards fusing: a value
   // stored anyway (a loop state's scalar, a transpose that is also a result)
-  // recomputed where it is read instead of read from its buffer costs the
-  // same by the model, and the reader then waits for one kernel less.
-  static constexpr double kTieNs = 0.1;
+  // recomputed where it is read instead of read from its buffer costs about
+  // the same by the model, and the reader then waits for one kernel less (at
+  // 0.1 ns, threefry's scalar key schedules split into kernels of their own).
+  static constexpr double kTieNs = 1;
 
   void AddGroup(HloInstruction* instr) {
     const int g = static_cast<int>(groups_.size());
@@ -357,7 +363,10 @@ class ComputationFusion {
     }
     if (!stays) {
       producer.alive = false;
-      for (const HloInstruction* op : producer.operands) readers_[op].erase(g);
+      for (const HloInstruction* op : producer.operands) {
+        readers_[op].erase(g);
+        changes_with(op);
+      }
     }
     for (int c : changed) MarkChanged(c);
   }

@@ -10,10 +10,10 @@
 // fusion saves the most time by FusionCostModel's estimate joins every kernel
 // that reads it and can take it (duplicated, as XLA allows); producers whose
 // savings a fusion changed are estimated again when they reach the queue's
-// front, until none saves anything (savings within 0.1 ns of zero count as
+// front, until none saves anything (savings within 1 ns of zero count as
 // savings). A row reduction (over its operand's minor-most dimension), and
 // any kernel holding one, joins only the one kernel that reads it, and only
-// element for element (elementwise ops, reshapes): its
+// element for element (elementwise ops, reshapes, bitcasts): its
 // epilogue runs in its kernel. Not fused: tuple-shaped values, instructions
 // with control edges, in-place updates (dynamic-update-slice, scatter),
 // library calls, control flow, scalar libm calls; only computations that run

@@ -59,6 +59,27 @@ double Elements(const HloInstruction& instr) {
   return instr.shape().IsArray() ? static_cast<double>(instr.shape().ElementCount()) : 1;
 }
 
+// The minor-most dimension (in the layout's order) of an array shape; -1 for
+// a scalar.
+int64_t MinorDimension(const Shape& shape) {
+  if (shape.rank() == 0) return -1;
+  return shape.has_layout() && !shape.layout().minor_to_major.empty()
+             ? shape.layout().minor_to_major[0]
+             : shape.rank() - 1;
+}
+
+double MinorSize(const HloInstruction& instr) {
+  const int64_t minor = instr.shape().IsArray() ? MinorDimension(instr.shape()) : -1;
+  return minor < 0 ? 1 : static_cast<double>(instr.shape().dimensions()[minor]);
+}
+
+// True for a reduce over its input's minor-most dimension (a row reduction).
+bool ReducesMinorDimension(const HloInstruction& reduce) {
+  const int64_t minor = MinorDimension(reduce.operand(0)->shape());
+  const auto& dims = reduce.attrs().dimensions;
+  return minor >= 0 && dims && std::find(dims->begin(), dims->end(), minor) != dims->end();
+}
+
 // The elements over which a broadcast repeats one value of its operand in
 // the kernel's inner loop, which LLVM computes it outside of: all of them for
 // a scalar (once per kernel); where the broadcast's minor-most dimension is
@@ -70,9 +91,7 @@ double BroadcastRun(const HloInstruction& broadcast, bool in_loop_order) {
   const Shape& shape = broadcast.shape();
   if (broadcast.operand(0)->shape().ElementCount() == 1) return Elements(broadcast);
   if (shape.rank() == 0 || !in_loop_order) return 1;
-  const int64_t minor = shape.has_layout() && !shape.layout().minor_to_major.empty()
-                            ? shape.layout().minor_to_major[0]
-                            : shape.rank() - 1;
+  const int64_t minor = MinorDimension(shape);
   const std::vector<int64_t>& from = broadcast.attrs().dimensions.value_or(std::vector<int64_t>{});
   if (std::find(from.begin(), from.end(), minor) != from.end()) return 1;
   return static_cast<double>(shape.dimensions()[minor]);
@@ -116,7 +135,10 @@ double FusionCostModel::ElementCostNs(const HloInstruction& instr) {
   const PrimitiveType type = instr.shape().element_type();
   if ((instr.opcode() == HloOpcode::kDivide || instr.opcode() == HloOpcode::kRemainder) &&
       IsInteger(type)) {
-    return kIntegerDivisionNs;
+    // By a constant LLVM multiplies and shifts instead (and vectorizes).
+    const HloInstruction* divisor = instr.operand(1);
+    if (divisor->opcode() == HloOpcode::kBroadcast) divisor = divisor->operand(0);
+    return divisor->opcode() == HloOpcode::kConstant ? 2 * kCheapNs : kIntegerDivisionNs;
   }
   // 64-bit elements (of the result or an operand): half as many per vector
   // (f64 measured: divide 4x f32's, exp 1x).
@@ -201,15 +223,22 @@ KernelCost FusionCostModel::Estimate(const HloInstruction& root,
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
       Slot& op = s.slots[s.operand_slots[member.first_operand + i]];
       const bool same_count = Elements(*op.instr) == Elements(instr);
-      const bool reduce_input =
-          instr.opcode() == HloOpcode::kReduce && i < instr.operand_count() / 2;
-      // Reshapes and bitcasts keep the order (they mostly add or drop
-      // dimensions of size 1 around reductions).
-      const bool keeps_order = (elementwise || instr.opcode() == HloOpcode::kReshape ||
-                                instr.opcode() == HloOpcode::kBitcast) &&
-                               same_count;
-      op.off_loop |= member.off_loop || !(keeps_order || reduce_input);
-      const double n = evaluated * ReadsPerElement(instr, i, !member.off_loop);
+      // A row reduction's inner loop folds its input's minor-most dimension,
+      const bool row_reduce_input = instr.opcode() == HloOpcode::kReduce &&
+                                    i < instr.operand_count() / 2 && ReducesMinorDimension(instr);
+      // Reshapes and bitcasts that keep the minor-most dimension keep the
+      // order (they mostly add or drop dimensions of size 1 around
+      // reductions).
+      const bool reshape =
+          instr.opcode() == HloOpcode::kReshape || instr.opcode() == HloOpcode::kBitcast;
+      const bool keeps_order =
+          same_count && (elementwise || (reshape && MinorSize(*op.instr) == MinorSize(instr)));
+      // A row reduction runs its own inner loop, however it is reached.
+      op.off_loop |= !row_reduce_input && (member.off_loop || !keeps_order);
+      // At least one evaluation where the member is evaluated at all (a
+      // broadcast's hoisted operand read through a slice).
+      const double n = std::max(evaluated * ReadsPerElement(instr, i, !member.off_loop),
+                                std::min(1.0, evaluated));
       // Reached only at the root's own index (through elementwise members of
       // its element count): read there once.
       if (op.member && elementwise && member.other == 0 && same_count) {

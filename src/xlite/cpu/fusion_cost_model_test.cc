@@ -145,6 +145,28 @@ ENTRY e {
                    512 * kCheap + 512 * FusionCostModel::ElementCostNs(*Get("t")));
 }
 
+// A reshape that keeps the minor-most dimension keeps the loop order; one
+// that flattens it does not (the row loop then runs over all 16384 elements,
+// and s is computed for each).
+TEST_F(FusionCostModelTest, ReshapesKeepTheLoopOrderOnlyWithTheMinorDimension) {
+  Parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[64] parameter(0)
+  s = f32[64] sqrt(x)
+  b = f32[64,256] broadcast(s), dimensions={0}
+  kept = f32[64,1,256] reshape(b)
+  flat = f32[16384] reshape(b)
+  y = f32[64,1,256] parameter(1)
+  z = f32[16384] parameter(2)
+  mk = f32[64,1,256] multiply(kept, y)
+  ROOT mf = f32[16384] multiply(flat, z)
+})");
+  const double sqrt = FusionCostModel::ElementCostNs(*Get("s"));
+  EXPECT_DOUBLE_EQ(Estimate("mk", {"kept", "b", "s"}).compute_ns, 16384 * kCheap + 64 * sqrt);
+  EXPECT_DOUBLE_EQ(Estimate("mf", {"flat", "b", "s"}).compute_ns, 16384 * kCheap + 16384 * sqrt);
+}
+
 TEST_F(FusionCostModelTest, ReductionsFoldEveryInputElementAndConcatenatesReadTheirParts) {
   Parse(R"(
 HloModule m
@@ -194,6 +216,9 @@ ENTRY e {
   a = s32[64] parameter(0)
   b = s32[64] parameter(1)
   q = s32[64] divide(a, b)
+  seven = s32[] constant(7)
+  b7 = s32[64] broadcast(seven), dimensions={}
+  qc = s32[64] remainder(a, b7)
   x = f32[64] parameter(2)
   y = f32[64] parameter(3)
   fq = f32[64] divide(x, y)
@@ -206,6 +231,8 @@ ENTRY e {
 })");
   EXPECT_GT(FusionCostModel::ElementCostNs(*Get("q")),
             50 * FusionCostModel::ElementCostNs(*Get("fq")));
+  // By a constant: a multiply and shifts.
+  EXPECT_LT(FusionCostModel::ElementCostNs(*Get("qc")), FusionCostModel::ElementCostNs(*Get("fq")));
   EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("s")),
                    2 * FusionCostModel::ElementCostNs(*Get("t")));
   EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("w")), 2 * 0.03);
