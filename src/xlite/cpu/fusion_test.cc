@@ -353,6 +353,28 @@ ENTRY e {
   testing::ExpectAgreesWithInterpreter(text);
 }
 
+// Dead code is dce's: an instruction nothing reads is no kernel and no
+// reader. Counted as a reader of the power (3.3 ns an element), it would
+// keep the power a kernel of its own (computing it twice costs more than
+// storing it) instead of inside the root's kernel.
+TEST(LoopFusion, LeavesDeadCodeToDce) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[65536] parameter(0)
+  y = f32[65536] parameter(1)
+  p = f32[65536] power(x, x)
+  d = f32[65536] multiply(p, y)
+  ROOT r = f32[65536] add(p, y)
+})";
+  const std::string out =
+      pass_test::RunPass<LoopFusion>(text, nullptr, /*then_dce=*/false, PrintOptions::Short());
+  EXPECT_EQ(Occurrences(out, " fusion("), 1) << out;
+  EXPECT_NE(out.find("ROOT fusion = f32[65536]{0} fusion(x, y)"), std::string::npos) << out;
+  EXPECT_NE(out.find("d = f32[65536]{0} multiply(p, y)"), std::string::npos) << out;
+  testing::ExpectAgreesWithInterpreter(text);
+}
+
 TEST(LoopFusion, RespectsTheSizeLimits) {
   std::string text = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  v0 = f32[8] negate(x)\n";
   constexpr int kLength = 300;
