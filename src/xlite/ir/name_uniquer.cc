@@ -1,5 +1,6 @@
 #include "xlite/ir/name_uniquer.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "xlite/ir/computation.h"
 
@@ -20,10 +21,23 @@ NameUniquer NameUniquer::ForComputations(const HloModule& module) {
 }
 
 std::string NameUniquer::Get(const std::string& base) {
-  std::string name = base;
-  for (int n = 1; names_.contains(name); ++n) name = absl::StrCat(base, ".", n);
+  if (names_.insert(base).second) return base;
+  int64_t& n = first_free_.try_emplace(base, 1).first->second;
+  std::string name = absl::StrCat(base, ".", n);
+  while (names_.contains(name)) name = absl::StrCat(base, ".", ++n);
   names_.insert(name);
+  ++n;
   return name;
+}
+
+void NameUniquer::Release(const std::string& name) {
+  if (names_.erase(name) == 0) return;
+  // "<base>.N" is free: Get(base) starts there again.
+  const size_t dot = name.rfind('.');
+  int64_t n = 0;
+  if (dot == std::string::npos || !absl::SimpleAtoi(name.substr(dot + 1), &n) || n < 1) return;
+  auto it = first_free_.find(name.substr(0, dot));
+  if (it != first_free_.end() && n < it->second) it->second = n;
 }
 
 }  // namespace xlite
