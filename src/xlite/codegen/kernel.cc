@@ -36,6 +36,14 @@ std::vector<int64_t> MinorToMajor(const Shape& shape) {
   return order;
 }
 
+int64_t MinorDimension(const Shape& shape) {
+  if (shape.rank() == 0) return -1;
+  if (shape.has_layout() && IsPermutation(shape.layout().minor_to_major, shape.rank())) {
+    return shape.layout().minor_to_major[0];
+  }
+  return shape.rank() - 1;
+}
+
 std::vector<int64_t> PhysicalStrides(const Shape& shape) {
   std::vector<int64_t> strides(shape.rank(), 1);
   int64_t stride = 1;

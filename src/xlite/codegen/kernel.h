@@ -123,6 +123,8 @@ std::vector<int64_t> PhysicalStrides(const Shape& shape);
 
 // The dimensions of `shape` from the most minor to the most major.
 std::vector<int64_t> MinorToMajor(const Shape& shape);
+// MinorToMajor(shape)[0] without the vector; -1 for a scalar.
+int64_t MinorDimension(const Shape& shape);
 
 // True if the kernel computes `instr`'s elements by a scalar C library call
 // (libm, or a complex helper of runtime_symbols.cc): a loop holding one does

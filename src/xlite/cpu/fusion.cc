@@ -55,17 +55,8 @@ bool IsFusibleProducer(const HloInstruction& instr) {
 // reductions keep a kernel of their own (their vector path needs the root).
 // Which readers may take it: ReadsElementForElement.
 bool IsFusibleRowReduce(const HloInstruction& instr) {
-  if (instr.opcode() != HloOpcode::kReduce || !Movable(instr) || instr.operand_count() != 2 ||
-      !instr.attrs().dimensions) {
-    return false;
-  }
-  const Shape& input = instr.operand(0)->shape();
-  if (!input.IsArray() || input.rank() == 0) return false;
-  const int64_t minor = input.has_layout() && !input.layout().minor_to_major.empty()
-                            ? input.layout().minor_to_major[0]
-                            : input.rank() - 1;
-  return std::find(instr.attrs().dimensions->begin(), instr.attrs().dimensions->end(), minor) !=
-         instr.attrs().dimensions->end();
+  return instr.opcode() == HloOpcode::kReduce && Movable(instr) && instr.operand_count() == 2 &&
+         instr.operand(0)->shape().IsArray() && ReducesMinorDimension(instr);
 }
 
 bool IsFusibleConsumer(const HloInstruction& instr) {
@@ -80,9 +71,9 @@ bool IsFusibleConsumer(const HloInstruction& instr) {
 // it (duplicated where several do), the saving being its own time (when
 // nothing else needs its value) plus its readers' times, less their times
 // with it inside (FusionCostModel). After each merge the groups whose
-// savings changed -- the readers, and the producers they now read -- are
-// estimated again. Groups are cones (a root and ancestors of it), so no merge
-// makes a cycle.
+// savings changed -- the readers, and the producers they read before and
+// now -- are estimated again when they reach the queue's front. Groups are
+// cones (a root and ancestors of it), so no merge makes a cycle.
 class ComputationFusion {
  public:
   ComputationFusion(HloModule& module, HloComputation& computation, NameUniquer& names,
@@ -340,6 +331,8 @@ class ComputationFusion {
       }
     };
     for (int t : targets) {
+      // The kernel it becomes, as estimated for the saving (cached).
+      const double merged_ns = MergedTimeNs(t, g);
       Group& reader = groups_[t];
       changed.insert(t);
       for (HloInstruction* m : producer.members) {
@@ -357,7 +350,7 @@ class ComputationFusion {
         readers_[op].insert(t);
       }
       for (const HloInstruction* op : reader.operands) changes_with(op);
-      reader.time_ns = Estimate(reader, nullptr).time_ns;
+      reader.time_ns = merged_ns;
       reader.folds |= producer.folds;
       ++reader.content;
     }
@@ -456,6 +449,12 @@ bool IsElementalDataMovement(HloOpcode opcode) {
     default:
       return false;
   }
+}
+
+bool ReducesMinorDimension(const HloInstruction& reduce) {
+  const int64_t minor = codegen::MinorDimension(reduce.operand(0)->shape());
+  const std::optional<std::vector<int64_t>>& dims = reduce.attrs().dimensions;
+  return minor >= 0 && dims && std::find(dims->begin(), dims->end(), minor) != dims->end();
 }
 
 absl::StatusOr<std::vector<HloComputation*>> FusibleComputations(const HloModule& module) {

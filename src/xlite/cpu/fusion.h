@@ -44,6 +44,10 @@ namespace xlite::cpu {
 // dynamic-slice (with the elementwise ops, what fuses into loops).
 bool IsElementalDataMovement(HloOpcode opcode);
 
+// True for a reduce over its input's minor-most dimension (a row reduction:
+// each result element folds a contiguous run, in its own inner loop).
+bool ReducesMinorDimension(const HloInstruction& reduce);
+
 // The computations the fusion passes work in: those the call graph runs as
 // sequences (the entry, loop bodies and conditions, branches, calls), not
 // embedded ones (reducers, which the emitters evaluate element by element)

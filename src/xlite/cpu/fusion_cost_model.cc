@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "xlite/codegen/kernel.h"
 #include "xlite/cpu/fusion.h"
 #include "xlite/ir/computation.h"
 
@@ -59,25 +60,9 @@ double Elements(const HloInstruction& instr) {
   return instr.shape().IsArray() ? static_cast<double>(instr.shape().ElementCount()) : 1;
 }
 
-// The minor-most dimension (in the layout's order) of an array shape; -1 for
-// a scalar.
-int64_t MinorDimension(const Shape& shape) {
-  if (shape.rank() == 0) return -1;
-  return shape.has_layout() && !shape.layout().minor_to_major.empty()
-             ? shape.layout().minor_to_major[0]
-             : shape.rank() - 1;
-}
-
 double MinorSize(const HloInstruction& instr) {
-  const int64_t minor = instr.shape().IsArray() ? MinorDimension(instr.shape()) : -1;
+  const int64_t minor = instr.shape().IsArray() ? codegen::MinorDimension(instr.shape()) : -1;
   return minor < 0 ? 1 : static_cast<double>(instr.shape().dimensions()[minor]);
-}
-
-// True for a reduce over its input's minor-most dimension (a row reduction).
-bool ReducesMinorDimension(const HloInstruction& reduce) {
-  const int64_t minor = MinorDimension(reduce.operand(0)->shape());
-  const auto& dims = reduce.attrs().dimensions;
-  return minor >= 0 && dims && std::find(dims->begin(), dims->end(), minor) != dims->end();
 }
 
 // The elements over which a broadcast repeats one value of its operand in
@@ -91,7 +76,7 @@ double BroadcastRun(const HloInstruction& broadcast, bool in_loop_order) {
   const Shape& shape = broadcast.shape();
   if (broadcast.operand(0)->shape().ElementCount() == 1) return Elements(broadcast);
   if (shape.rank() == 0 || !in_loop_order) return 1;
-  const int64_t minor = MinorDimension(shape);
+  const int64_t minor = codegen::MinorDimension(shape);
   const std::vector<int64_t>& from = broadcast.attrs().dimensions.value_or(std::vector<int64_t>{});
   if (std::find(from.begin(), from.end(), minor) != from.end()) return 1;
   return static_cast<double>(shape.dimensions()[minor]);
@@ -217,15 +202,16 @@ KernelCost FusionCostModel::Estimate(const HloInstruction& root,
     const HloInstruction& instr = *member.instr;
     const double evaluated = member.same_index + member.other;
     const bool elementwise = HloOpcodeTraits(instr.opcode()) & kElementwise;
-    double steps = 1;  // a reduce folds its input's elements per result element
-    if (instr.opcode() == HloOpcode::kReduce) steps = ReadsPerElement(instr, 0);
+    const bool reduce = instr.opcode() == HloOpcode::kReduce;
+    // A reduce folds its input's elements per result element; a row
+    // reduction in its own inner loop over the input's minor-most dimension.
+    const double steps = reduce ? ReadsPerElement(instr, 0) : 1;
+    const bool row_reduce = reduce && ReducesMinorDimension(instr);
     cost.compute_ns += evaluated * steps * ElementCostNs(instr);
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
       Slot& op = s.slots[s.operand_slots[member.first_operand + i]];
       const bool same_count = Elements(*op.instr) == Elements(instr);
-      // A row reduction's inner loop folds its input's minor-most dimension,
-      const bool row_reduce_input = instr.opcode() == HloOpcode::kReduce &&
-                                    i < instr.operand_count() / 2 && ReducesMinorDimension(instr);
+      const bool row_reduce_input = row_reduce && i < instr.operand_count() / 2;
       // Reshapes and bitcasts that keep the minor-most dimension keep the
       // order (they mostly add or drop dimensions of size 1 around
       // reductions).

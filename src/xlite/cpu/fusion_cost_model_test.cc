@@ -86,8 +86,8 @@ ENTRY e {
 }
 
 // A value read through a broadcast is computed once per element, except
-// over the broadcast's minor-most new dimensions (the inner loops LLVM hoists
-// it out of): s once per row, t for every element. A slice reads only its
+// over the broadcast's minor-most dimension where that is new (the inner loop
+// LLVM hoists it out of): s once per row, t for every element. A slice reads only its
 // window of `big`.
 TEST_F(FusionCostModelTest, RecomputesThroughBroadcastsAndReadsOnlySlicedWindows) {
   Parse(R"(
