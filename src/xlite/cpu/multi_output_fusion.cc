@@ -80,8 +80,8 @@ int64_t Size(const HloInstruction& fusion) {
   return static_cast<int64_t>(fusion.called_computations()[0]->instructions().size());
 }
 
-// What both kinds of merge share: the computation's post order (a walk for
-// dependences prunes by it), kept current after every merge, and the removal
+// What both kinds of merge share: instructions' depths (a walk for
+// dependences prunes by them), kept valid after every merge, and the removal
 // of merged fusions.
 class Merger {
  public:
@@ -94,22 +94,66 @@ class Merger {
         callers_(callers) {}
 
  protected:
-  // Positions in a post order of the computation as it is now. A merge
-  // moves dependences (a reader of one member now waits for all of them),
-  // so positions are made again after each.
-  std::vector<HloInstruction*> Reposition() {
+  // Numbers every instruction of the computation by its depth: one more
+  // than its deepest operand or control predecessor, so every edge goes up.
+  // Returns the post order the depths were taken in, whose positions order
+  // candidates in program order.
+  std::vector<HloInstruction*> Number() {
     std::vector<HloInstruction*> order = computation_.MakeInstructionPostOrder();
+    depth_.clear();
     position_.clear();
-    for (size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
+    for (size_t i = 0; i < order.size(); ++i) {
+      position_[order[i]] = i;
+      int64_t depth = 0;
+      for (const HloInstruction* op : order[i]->operands()) depth = std::max(depth, Depth(op) + 1);
+      for (const HloInstruction* op : order[i]->control_predecessors()) {
+        depth = std::max(depth, Depth(op) + 1);
+      }
+      depth_[order[i]] = depth;
+    }
     return order;
   }
 
+  // After a merge made `merged` (and get-tuple-elements reading it) in
+  // place of its members: its depth from its operands, and its readers'
+  // (transitively) raised where they are no longer above their operands. A
+  // merge moves dependences -- a reader of one member now waits for all of
+  // them -- but only raises depths, usually of few instructions, where a new
+  // post order would cost the whole computation per merge.
+  void Renumber(HloInstruction* merged) {
+    int64_t depth = 0;
+    for (const HloInstruction* op : merged->operands()) depth = std::max(depth, Depth(op) + 1);
+    depth_[merged] = depth;
+    std::vector<const HloInstruction*> stack = {merged};
+    while (!stack.empty()) {
+      const HloInstruction* instr = stack.back();
+      stack.pop_back();
+      const int64_t above = depth_.at(instr) + 1;
+      auto raise = [&](const HloInstruction* reader) {
+        if (reader->parent() != &computation_) return;
+        auto [it, inserted] = depth_.try_emplace(reader, above);
+        if (!inserted && it->second >= above) return;
+        it->second = above;
+        stack.push_back(reader);
+      };
+      for (const HloInstruction* user : instr->users()) raise(user);
+      for (const HloInstruction* succ : instr->control_successors()) raise(succ);
+    }
+  }
+
+  // The depth of an instruction of this computation; -1 for operands from
+  // elsewhere (in malformed input).
+  int64_t Depth(const HloInstruction* instr) const {
+    auto it = depth_.find(instr);
+    return it == depth_.end() ? -1 : it->second;
+  }
+
   // True if `to` depends on `from` through operands or control edges (both
-  // in this computation). A path from `from` runs through instructions after
-  // it in post order (operands from elsewhere, in malformed input, are walked
+  // in this computation). A path from `from` runs through instructions
+  // deeper than it (operands from elsewhere, in malformed input, are walked
   // through).
   bool Reaches(const HloInstruction* from, const HloInstruction* to) const {
-    const size_t floor = position_.at(from);
+    const int64_t floor = depth_.at(from);
     std::vector<const HloInstruction*> stack = {to};
     absl::flat_hash_set<const HloInstruction*> seen;
     while (!stack.empty()) {
@@ -118,12 +162,12 @@ class Merger {
       if (i == from) return true;
       if (!seen.insert(i).second) continue;
       for (const HloInstruction* op : i->operands()) {
-        auto it = position_.find(op);
-        if (it == position_.end() || it->second >= floor) stack.push_back(op);
+        auto it = depth_.find(op);
+        if (it == depth_.end() || it->second >= floor) stack.push_back(op);
       }
       for (const HloInstruction* op : i->control_predecessors()) {
-        auto it = position_.find(op);
-        if (it == position_.end() || it->second >= floor) stack.push_back(op);
+        auto it = depth_.find(op);
+        if (it == depth_.end() || it->second >= floor) stack.push_back(op);
       }
     }
     return false;
@@ -221,6 +265,9 @@ class Merger {
   NameUniquer& names_;
   NameUniquer& computation_names_;
   const CallerCounts& callers_;
+  absl::flat_hash_map<const HloInstruction*, int64_t> depth_;
+  // Positions in the post order Number took: the original instructions'
+  // program order (merged fusions, never siblings, have none).
   absl::flat_hash_map<const HloInstruction*, size_t> position_;
   absl::flat_hash_set<const HloInstruction*> merged_;  // removed: compared by address only
   std::vector<std::pair<HloInstruction*, std::string>> clones_;  // since the last RestoreNames
@@ -232,7 +279,7 @@ class SiblingFusion : public Merger {
   using Merger::Merger;
 
   bool Run() {
-    std::vector<HloInstruction*> order = Reposition();
+    std::vector<HloInstruction*> order = Number();
     bool changed = false;
     for (HloInstruction* shared : order) {
       if (merged_.contains(shared)) continue;  // removed by an earlier merge
@@ -240,10 +287,7 @@ class SiblingFusion : public Merger {
       // groups formed together may each depend on the other once one is
       // merged (a fusion kept out of a group by the limits, not by a
       // dependence, may read another group's member).
-      while (MergeOneGroup(*shared)) {
-        Reposition();
-        changed = true;
-      }
+      while (MergeOneGroup(*shared)) changed = true;
     }
     if (changed) computation_.SetInstructionOrder(computation_.MakeInstructionPostOrder());
     return changed;
@@ -280,7 +324,7 @@ class SiblingFusion : public Merger {
     }
     for (auto& group : groups) {
       if (group.size() < 2) continue;
-      Merge(group);
+      Renumber(Merge(group));
       return true;
     }
     return false;
@@ -300,8 +344,8 @@ class SiblingFusion : public Merger {
   }
 
   // One fusion for the group: the union of their operands as parameters,
-  // each member's body cloned onto them, a tuple of their roots.
-  void Merge(const std::vector<HloInstruction*>& group) {
+  // each member's body cloned onto them, a tuple of their roots. Returns it.
+  HloInstruction* Merge(const std::vector<HloInstruction*>& group) {
     FusedComputationBuilder builder(module_, computation_, names_, computation_names_);
     std::vector<HloInstruction*> roots;
     std::vector<Shape> shapes;
@@ -314,6 +358,7 @@ class SiblingFusion : public Merger {
       ReplaceByElement(group[k], merged, static_cast<int64_t>(k));
     }
     RestoreNames();
+    return merged;
   }
 };
 
@@ -326,13 +371,13 @@ class ProducerConsumerFusion : public Merger {
   using Merger::Merger;
 
   bool Run() {
-    std::vector<HloInstruction*> order = Reposition();
+    std::vector<HloInstruction*> order = Number();
     bool changed = false;
     for (HloInstruction* consumer : order) {
       if (merged_.contains(consumer) || !IsConsumer(*consumer, callers_)) continue;
       while (HloInstruction* producer = MergeableProducer(*consumer)) {
         consumer = Merge(producer, consumer);
-        Reposition();
+        Renumber(consumer);
         changed = true;
       }
     }

@@ -28,6 +28,12 @@ class HloComputation {
   // in this order). False, and nothing changes, unless `order` holds every
   // instruction of this computation exactly once.
   bool SetInstructionOrder(const std::vector<HloInstruction*>& order);
+  // Moves `moved` (in that order) to just before `anchor`, the others keeping
+  // their order. Instructions just added (the list's last ones, in order) are
+  // moved without a lookup per instruction. False, and nothing changes,
+  // unless `moved` and `anchor` are distinct instructions of this computation.
+  bool MoveInstructionsBefore(const std::vector<HloInstruction*>& moved,
+                              const HloInstruction* anchor);
 
   // Deletes `instr`, which must have no users and not be the root or a
   // parameter; it leaves its operands' user lists and all control edges.

@@ -166,6 +166,49 @@ bool HloComputation::SetInstructionOrder(const std::vector<HloInstruction*>& ord
   return true;
 }
 
+bool HloComputation::MoveInstructionsBefore(const std::vector<HloInstruction*>& moved,
+                                            const HloInstruction* anchor) {
+  const size_t n = instructions_.size();
+  const size_t k = moved.size();
+  if (k == 0)
+    return std::any_of(instructions_.begin(), instructions_.end(),
+                       [&](const auto& i) { return i.get() == anchor; });
+  bool last = k < n;
+  for (size_t i = 0; last && i < k; ++i) last = instructions_[n - k + i].get() == moved[i];
+  if (last) {
+    const auto end = instructions_.end() - static_cast<std::ptrdiff_t>(k);
+    const auto at =
+        std::find_if(instructions_.begin(), end, [&](const auto& i) { return i.get() == anchor; });
+    if (at == end) return false;
+    std::rotate(at, end, instructions_.end());
+    return true;
+  }
+  absl::flat_hash_map<const HloInstruction*, size_t> index;
+  for (size_t j = 0; j < k; ++j) {
+    if (moved[j] == anchor || !index.emplace(moved[j], j).second) return false;
+  }
+  std::vector<size_t> from(k, n);
+  size_t anchor_at = n;
+  for (size_t i = 0; i < n; ++i) {
+    const HloInstruction* instr = instructions_[i].get();
+    if (instr == anchor) anchor_at = i;
+    if (auto it = index.find(instr); it != index.end()) from[it->second] = i;
+  }
+  if (anchor_at == n || std::find(from.begin(), from.end(), n) != from.end()) return false;
+  std::vector<bool> is_moved(n, false);
+  for (size_t i : from) is_moved[i] = true;
+  std::vector<std::unique_ptr<HloInstruction>> reordered;
+  reordered.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (i == anchor_at) {
+      for (size_t f : from) reordered.push_back(std::move(instructions_[f]));
+    }
+    if (!is_moved[i]) reordered.push_back(std::move(instructions_[i]));
+  }
+  instructions_ = std::move(reordered);
+  return true;
+}
+
 void HloComputation::RemoveInstruction(HloInstruction* instr) {
   instr->DetachFromOperands();
   instr->DropControlDependencies();

@@ -157,5 +157,35 @@ TEST(Instruction, ReplaceOperandKeepsUserLists) {
   EXPECT_EQ(count(b, sum), 1);
 }
 
+TEST(Computation, MoveInstructionsBefore) {
+  HloComputation c("c");
+  const Shape f = Shape::Scalar(PrimitiveType::F32);
+  std::vector<HloInstruction*> i;
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    i.push_back(c.AddInstruction(std::make_unique<HloInstruction>(HloOpcode::kParameter, name, f)));
+  }
+  auto names = [&] {
+    std::string s;
+    for (const auto& instr : c.instructions()) s += instr->name();
+    return s;
+  };
+  // Just added: the last ones, rotated into place.
+  EXPECT_TRUE(c.MoveInstructionsBefore({i[3], i[4]}, i[1]));
+  EXPECT_EQ(names(), "adebc");
+  // Anywhere else, in the order given, from before and after the anchor.
+  EXPECT_TRUE(c.MoveInstructionsBefore({i[2], i[0]}, i[4]));
+  EXPECT_EQ(names(), "dcaeb");
+  EXPECT_TRUE(c.MoveInstructionsBefore({}, i[0]));
+  EXPECT_EQ(names(), "dcaeb");
+  // Refused, nothing changed: the anchor moved, a repeat, a stranger.
+  HloInstruction stranger(HloOpcode::kParameter, "x", f);
+  EXPECT_FALSE(c.MoveInstructionsBefore({i[1], i[2]}, i[2]));
+  EXPECT_FALSE(c.MoveInstructionsBefore({i[0], i[0]}, i[2]));
+  EXPECT_FALSE(c.MoveInstructionsBefore({&stranger}, i[2]));
+  EXPECT_FALSE(c.MoveInstructionsBefore({i[1]}, &stranger));
+  EXPECT_FALSE(c.MoveInstructionsBefore({i[3], i[1]}, &stranger));  // the last ones, no anchor
+  EXPECT_EQ(names(), "dcaeb");
+}
+
 }  // namespace
 }  // namespace xlite

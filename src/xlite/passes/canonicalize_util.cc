@@ -72,13 +72,7 @@ absl::StatusOr<HloInstruction*> InstructionAdder::Reshape(const HloInstruction& 
 
 void InstructionAdder::Replace(HloInstruction* old, HloInstruction* replacement) {
   HloComputation* computation = old->parent();
-  const absl::flat_hash_set<HloInstruction*> added(added_.begin(), added_.end());
-  std::vector<HloInstruction*> order;
-  for (const auto& instr : computation->instructions()) {
-    if (instr.get() == old) order.insert(order.end(), added_.begin(), added_.end());
-    if (!added.contains(instr.get())) order.push_back(instr.get());
-  }
-  computation->SetInstructionOrder(order);
+  computation->MoveInstructionsBefore(added_, old);
   added_.clear();
   old->ReplaceAllUsesWith(replacement);
   // Control edges keep their order through the replacement.
