@@ -224,11 +224,11 @@ TEST(MultiOutputFusion, SiblingGroupsAreFormedAgainAfterEachMerge) {
   testing::ExpectAgreesWithInterpreter(text);
 }
 
-// The same with a longer way round: z reads a through w, and x lies deep
-// (a chain of fusions before it). After {a, y} merges, w and z must count
-// as deeper than x, or the walk for dependences from x stops at them and
-// merges x and z into a cycle.
-TEST(MultiOutputFusion, DependencesThroughAMergedFusionAreSeenFromDeepFusions) {
+// The same with a longer way round: z reads a through w, and both come
+// before x (and the chain of fusions x reads) in program order. After {a, y}
+// merges, w and z must rank above x, or the walk for dependences from x
+// stops at them and merges x and z into a cycle.
+TEST(MultiOutputFusion, DependencesThroughAMergedFusionAreSeenFromLaterFusions) {
   std::string text = "HloModule m\n" + SumComputation("wide_a", 21) + SumComputation("wide_x", 22);
   for (const char* name : {"c1", "c2", "c3", "y", "w", "z"}) {
     text += SumComputation(absl::StrCat("pair_", name), 2);
@@ -241,14 +241,14 @@ TEST(MultiOutputFusion, DependencesThroughAMergedFusionAreSeenFromDeepFusions) {
     absl::StrAppend(&a_args, ", a", i);
     absl::StrAppend(&x_args, ", b", i);
   }
-  absl::StrAppend(&text, "  c1 = f32[8] fusion(b1, b2), kind=kLoop, calls=pair_c1\n",
-                  "  c2 = f32[8] fusion(c1, b3), kind=kLoop, calls=pair_c2\n",
-                  "  c3 = f32[8] fusion(c2, b4), kind=kLoop, calls=pair_c3\n",
-                  "  a = f32[8] fusion(", a_args, "), kind=kLoop, calls=wide_a\n",
-                  "  x = f32[8] fusion(", x_args, ", c3), kind=kLoop, calls=wide_x\n",
-                  "  y = f32[8] fusion(p, x), kind=kLoop, calls=pair_y\n",
+  absl::StrAppend(&text, "  a = f32[8] fusion(", a_args, "), kind=kLoop, calls=wide_a\n",
                   "  w = f32[8] fusion(a, q), kind=kLoop, calls=pair_w\n",
                   "  z = f32[8] fusion(p, w), kind=kLoop, calls=pair_z\n",
+                  "  c1 = f32[8] fusion(b1, b2), kind=kLoop, calls=pair_c1\n",
+                  "  c2 = f32[8] fusion(c1, b3), kind=kLoop, calls=pair_c2\n",
+                  "  c3 = f32[8] fusion(c2, b4), kind=kLoop, calls=pair_c3\n",
+                  "  x = f32[8] fusion(", x_args, ", c3), kind=kLoop, calls=wide_x\n",
+                  "  y = f32[8] fusion(p, x), kind=kLoop, calls=pair_y\n",
                   "  ROOT r = (f32[8], f32[8], f32[8], f32[8]) tuple(a, x, y, z)\n}\n");
   bool changed = false;
   const std::string out = pass_test::RunPass<MultiOutputFusion>(text, &changed, /*then_dce=*/true,
