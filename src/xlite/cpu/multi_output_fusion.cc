@@ -95,10 +95,9 @@ class Merger {
 
  protected:
   // Gives every instruction of the computation a level above its operands'
-  // and control predecessors': its position in a post order, times 4 (room
-  // for a merged fusion and its get-tuple-elements below their readers).
-  // Returns that post order, whose positions order candidates in program
-  // order.
+  // and control predecessors': its position in a post order, times 4 (the
+  // gaps spare some raises after merges). Returns that post order, whose
+  // positions order candidates in program order.
   std::vector<HloInstruction*> Number() {
     std::vector<HloInstruction*> order = computation_.MakeInstructionPostOrder();
     level_.clear();
@@ -252,6 +251,9 @@ class Merger {
     for (const auto& instr : old->instructions()) names_.Release(instr->name());
     names_.Release(fusion->name());
     merged_.insert(fusion);
+    // A new instruction may take its address: it must not inherit its level.
+    level_.erase(fusion);
+    position_.erase(fusion);
     fusion->DetachFromOperands();
     computation_.RemoveInstruction(fusion);
     module_.RemoveComputation(old);

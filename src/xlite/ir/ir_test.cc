@@ -183,7 +183,7 @@ TEST(Computation, MoveInstructionsBefore) {
   EXPECT_FALSE(c.MoveInstructionsBefore({i[0], i[0]}, i[2]));
   EXPECT_FALSE(c.MoveInstructionsBefore({&stranger}, i[2]));
   EXPECT_FALSE(c.MoveInstructionsBefore({i[1]}, &stranger));
-  EXPECT_FALSE(c.MoveInstructionsBefore({i[3], i[1]}, &stranger));  // the last ones, no anchor
+  EXPECT_FALSE(c.MoveInstructionsBefore({i[4], i[1]}, i[1]));  // the last ones, the anchor too
   EXPECT_EQ(names(), "dcaeb");
 }
 
