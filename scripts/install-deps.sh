@@ -7,7 +7,7 @@ PACKAGES=(
   cmake ninja-build g++ clang llvm llvm-14-tools libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   libzip-dev pkg-config
-  liblapack-dev libblas-dev libdnnl-dev libkissfft-dev
+  liblapack-dev libblas-dev libdnnl-dev libkissfft-dev libgoogle-perftools-dev
   llvm-16-dev
   python3 python3-numpy
 )
