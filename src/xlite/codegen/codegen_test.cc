@@ -222,6 +222,38 @@ ENTRY e {
         exact);
 }
 
+// Integer division up to 32 bits is computed in double (it vectorizes):
+// every pair of extreme and ordinary operands, quotient and remainder, as
+// the interpreter's integer division.
+TEST(CodegenElementwise, IntegerDivisionThroughDoubleIsExact) {
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> cases = {
+      {"s32",
+       {-2147483648, -2147483647, -1073741825, -1000000007, -65537, -7, -3, -2, -1, 0, 1, 2, 3, 7,
+        65537, 1000000007, 1073741825, 2147483646, 2147483647}},
+      {"u32",
+       {0, 1, 2, 3, 7, 65537, 1000000007, 2147483647, 2147483648, 2147483649, 3000000019,
+        4294967293, 4294967294, 4294967295}},
+      {"s16", {-32768, -32767, -7, -3, -2, -1, 0, 1, 2, 3, 7, 32766, 32767}},
+      {"u8", {0, 1, 2, 3, 7, 127, 128, 254, 255}},
+  };
+  for (const auto& [type, values] : cases) {
+    std::string xs, ys;
+    for (int64_t x : values) {
+      for (int64_t y : values) {
+        absl::StrAppend(&xs, xs.empty() ? "" : ", ", x);
+        absl::StrAppend(&ys, ys.empty() ? "" : ", ", y);
+      }
+    }
+    const std::string shape = absl::StrCat(type, "[", values.size() * values.size(), "]");
+    Check(absl::StrCat("HloModule m\nfused {\n  x = ", shape, " constant({", xs,
+                       "})\n  y = ", shape, " constant({", ys, "})\n  d = ", shape,
+                       " divide(x, y)\n  r = ", shape, " remainder(x, y)\n  ROOT t = (", shape,
+                       ", ", shape, ") tuple(d, r)\n}\nENTRY e {\n  ROOT f = (", shape, ", ", shape,
+                       ") fusion(), kind=kLoop, calls=fused\n}\n"),
+          {.exact = true});
+  }
+}
+
 TEST(CodegenElementwise, Pred) {
   Check(Unary("not", "pred[9]", "pred[9]"));
   // The pred arithmetic XLA accepts.

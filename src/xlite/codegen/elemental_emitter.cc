@@ -706,12 +706,30 @@ absl::StatusOr<Value*> IrEmitter::EmitBinary(const HloInstruction& instr, Value*
       Value* y_minus_one = is_signed ? b_.CreateICmpEQ(y, all_ones) : b_.getFalse();
       // A divisor that is never 0 or -1 keeps sdiv/srem defined.
       Value* safe = b_.CreateSelect(b_.CreateOr(y_zero, y_minus_one), c(1), y);
+      // x86 has no vector integer division: up to 32 bits the quotient is
+      // taken in double, which vectorizes, and truncated. That is exact: the
+      // rounding error, below 2^-53 * 2^32 / |y|, is less than the 1 / |y|
+      // between a quotient that is not an integer and the next one. A
+      // constant divisor stays an integer division (LLVM multiplies and
+      // shifts).
+      const bool in_double = bits <= 32 && !llvm::isa<llvm::Constant>(y);
+      Value* q = nullptr;
+      if (in_double) {
+        llvm::IRBuilderBase::FastMathFlagGuard exact(b_);
+        b_.clearFastMathFlags();
+        llvm::Type* f64 = b_.getDoubleTy();
+        Value* quotient =
+            b_.CreateFDiv(is_signed ? b_.CreateSIToFP(x, f64) : b_.CreateUIToFP(x, f64),
+                          is_signed ? b_.CreateSIToFP(safe, f64) : b_.CreateUIToFP(safe, f64));
+        q = is_signed ? b_.CreateFPToSI(quotient, t) : b_.CreateFPToUI(quotient, t);
+      }
       if (op == HloOpcode::kDivide) {
-        Value* q = is_signed ? b_.CreateSDiv(x, safe) : b_.CreateUDiv(x, safe);
+        if (!in_double) q = is_signed ? b_.CreateSDiv(x, safe) : b_.CreateUDiv(x, safe);
         q = b_.CreateSelect(y_minus_one, b_.CreateNeg(x), q);
         r = b_.CreateSelect(y_zero, all_ones, q);
       } else {
-        Value* m = is_signed ? b_.CreateSRem(x, safe) : b_.CreateURem(x, safe);
+        Value* m = in_double ? b_.CreateSub(x, b_.CreateMul(q, safe))
+                             : (is_signed ? b_.CreateSRem(x, safe) : b_.CreateURem(x, safe));
         m = b_.CreateSelect(y_minus_one, zero, m);
         r = b_.CreateSelect(y_zero, x, m);
       }

@@ -207,8 +207,9 @@ ENTRY e {
           (cost.bytes - FusionCostModel::kCacheBytes) / FusionCostModel::kMemoryBytesPerNs);
 }
 
-// Integer division is scalar; 64-bit elements of the result or an operand
-// (a select's pred first operand does not make it narrow) take twice f32's.
+// Integer division costs a double division up to 32 bits and is scalar
+// for 64-bit integers; 64-bit elements of the result or an operand (a
+// select's pred first operand does not make it narrow) take twice f32's.
 TEST_F(FusionCostModelTest, PricesIntegerDivisionAndWideElements) {
   Parse(R"(
 HloModule m
@@ -216,6 +217,9 @@ ENTRY e {
   a = s32[64] parameter(0)
   b = s32[64] parameter(1)
   q = s32[64] divide(a, b)
+  a64 = s64[64] parameter(7)
+  b64 = s64[64] parameter(8)
+  q64 = s64[64] divide(a64, b64)
   seven = s32[] constant(7)
   b7 = s32[64] broadcast(seven), dimensions={}
   qc = s32[64] remainder(a, b7)
@@ -230,7 +234,9 @@ ENTRY e {
   ROOT w = f64[64] convert(x)
 })");
   EXPECT_GT(FusionCostModel::ElementCostNs(*Get("q")),
-            50 * FusionCostModel::ElementCostNs(*Get("fq")));
+            10 * FusionCostModel::ElementCostNs(*Get("fq")));
+  EXPECT_GT(FusionCostModel::ElementCostNs(*Get("q64")),
+            5 * FusionCostModel::ElementCostNs(*Get("q")));
   // By a constant: a multiply and shifts.
   EXPECT_LT(FusionCostModel::ElementCostNs(*Get("qc")), FusionCostModel::ElementCostNs(*Get("fq")));
   EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("s")),
