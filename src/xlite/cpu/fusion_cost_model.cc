@@ -122,10 +122,13 @@ double FusionCostModel::ElementCostNs(const HloInstruction& instr) {
   const PrimitiveType type = instr.shape().element_type();
   if ((instr.opcode() == HloOpcode::kDivide || instr.opcode() == HloOpcode::kRemainder) &&
       IsInteger(type)) {
-    // By a constant LLVM multiplies and shifts instead (and vectorizes).
+    // By a scalar constant LLVM multiplies and shifts instead (and
+    // vectorizes); an array constant's elements are loaded.
     const HloInstruction* divisor = instr.operand(1);
     if (divisor->opcode() == HloOpcode::kBroadcast) divisor = divisor->operand(0);
-    if (divisor->opcode() == HloOpcode::kConstant) return 2 * kCheapNs;
+    if (divisor->opcode() == HloOpcode::kConstant && divisor->shape().rank() == 0) {
+      return 2 * kCheapNs;
+    }
     return PrimitiveBitWidth(type) <= 32 ? kIntegerDivisionNs : kScalarIntegerDivisionNs;
   }
   // 64-bit elements (of the result or an operand): half as many per vector

@@ -223,6 +223,9 @@ ENTRY e {
   seven = s32[] constant(7)
   b7 = s32[64] broadcast(seven), dimensions={}
   qc = s32[64] remainder(a, b7)
+  a2 = s32[2] slice(a), slice={[0:2]}
+  k2 = s32[2] constant({3, 5})
+  qa = s32[2] divide(a2, k2)
   x = f32[64] parameter(2)
   y = f32[64] parameter(3)
   fq = f32[64] divide(x, y)
@@ -237,8 +240,11 @@ ENTRY e {
             10 * FusionCostModel::ElementCostNs(*Get("fq")));
   EXPECT_GT(FusionCostModel::ElementCostNs(*Get("q64")),
             5 * FusionCostModel::ElementCostNs(*Get("q")));
-  // By a constant: a multiply and shifts.
+  // By a scalar constant: a multiply and shifts; by an array constant, a
+  // division of loaded elements.
   EXPECT_LT(FusionCostModel::ElementCostNs(*Get("qc")), FusionCostModel::ElementCostNs(*Get("fq")));
+  EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("qa")),
+                   FusionCostModel::ElementCostNs(*Get("q")));
   EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("s")),
                    2 * FusionCostModel::ElementCostNs(*Get("t")));
   EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("w")), 2 * 0.03);
