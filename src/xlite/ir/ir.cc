@@ -183,30 +183,21 @@ bool HloComputation::MoveInstructionsBefore(const std::vector<HloInstruction*>& 
     std::rotate(at, end, instructions_.end());
     return true;
   }
-  absl::flat_hash_map<const HloInstruction*, size_t> index;
-  for (size_t j = 0; j < k; ++j) {
-    if (moved[j] == anchor || !index.emplace(moved[j], j).second) return false;
-  }
-  std::vector<size_t> from(k, n);
-  size_t anchor_at = n;
-  for (size_t i = 0; i < n; ++i) {
-    const HloInstruction* instr = instructions_[i].get();
-    if (instr == anchor) anchor_at = i;
-    if (auto it = index.find(instr); it != index.end()) from[it->second] = i;
-  }
-  if (anchor_at == n || std::find(from.begin(), from.end(), n) != from.end()) return false;
-  std::vector<bool> is_moved(n, false);
-  for (size_t i : from) is_moved[i] = true;
-  std::vector<std::unique_ptr<HloInstruction>> reordered;
-  reordered.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (i == anchor_at) {
-      for (size_t f : from) reordered.push_back(std::move(instructions_[f]));
+  // Anywhere else: a whole new order (SetInstructionOrder refuses one that
+  // lost or gained an instruction: a stranger among `moved`).
+  const absl::flat_hash_set<const HloInstruction*> set(moved.begin(), moved.end());
+  if (set.size() != k || set.contains(anchor)) return false;
+  std::vector<HloInstruction*> order;
+  order.reserve(n);
+  bool anchored = false;
+  for (const auto& instr : instructions_) {
+    if (instr.get() == anchor) {
+      order.insert(order.end(), moved.begin(), moved.end());
+      anchored = true;
     }
-    if (!is_moved[i]) reordered.push_back(std::move(instructions_[i]));
+    if (!set.contains(instr.get())) order.push_back(instr.get());
   }
-  instructions_ = std::move(reordered);
-  return true;
+  return anchored && SetInstructionOrder(order);
 }
 
 void HloComputation::RemoveInstruction(HloInstruction* instr) {

@@ -183,6 +183,8 @@ TEST(Computation, MoveInstructionsBefore) {
   EXPECT_FALSE(c.MoveInstructionsBefore({i[0], i[0]}, i[2]));
   EXPECT_FALSE(c.MoveInstructionsBefore({&stranger}, i[2]));
   EXPECT_FALSE(c.MoveInstructionsBefore({i[1]}, &stranger));
+  HloInstruction another(HloOpcode::kParameter, "y", f);
+  EXPECT_FALSE(c.MoveInstructionsBefore({&stranger}, &another));
   EXPECT_FALSE(c.MoveInstructionsBefore({i[4], i[1]}, i[1]));  // the last ones, the anchor too
   EXPECT_EQ(names(), "dcaeb");
 }
