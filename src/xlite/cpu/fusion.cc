@@ -389,6 +389,7 @@ class ComputationFusion {
   // when the original is gone (the first clone, where it was duplicated).
   void RemoveDeadMembers() {
     absl::flat_hash_set<const HloInstruction*> removed;
+    std::vector<HloInstruction*> dead;  // removed together: one pass over the list
     for (auto it = post_order_.rbegin(); it != post_order_.rend(); ++it) {
       HloInstruction* instr = *it;
       if (!fused_members_.contains(instr) || !instr->users().empty() ||
@@ -398,8 +399,9 @@ class ComputationFusion {
       names_.Release(instr->name());
       removed.insert(instr);
       instr->DetachFromOperands();
-      computation_.RemoveInstruction(instr);
+      dead.push_back(instr);
     }
+    computation_.RemoveInstructions(dead);
     for (const Clone& c : clones_) {
       if (!removed.contains(c.original) || !names_.TryTake(c.original_name)) continue;
       names_.Release(c.clone->name());
