@@ -22,22 +22,27 @@ NameUniquer NameUniquer::ForComputations(const HloModule& module) {
 
 std::string NameUniquer::Get(const std::string& base) {
   if (names_.insert(base).second) return base;
-  int64_t& n = first_free_.try_emplace(base, 1).first->second;
-  std::string name = absl::StrCat(base, ".", n);
-  while (names_.contains(name)) name = absl::StrCat(base, ".", ++n);
-  names_.insert(name);
-  ++n;
+  Suffixes& suffixes = suffixes_[base];
+  while (!suffixes.released.empty()) {
+    const int64_t n = *suffixes.released.begin();
+    suffixes.released.erase(suffixes.released.begin());
+    std::string name = absl::StrCat(base, ".", n);
+    if (names_.insert(name).second) return name;
+  }
+  std::string name = absl::StrCat(base, ".", suffixes.frontier);
+  while (!names_.insert(name).second) name = absl::StrCat(base, ".", ++suffixes.frontier);
+  ++suffixes.frontier;
   return name;
 }
 
 void NameUniquer::Release(const std::string& name) {
   if (names_.erase(name) == 0) return;
-  // "<base>.N" is free: Get(base) starts there again.
+  // "<base>.N" is free: Get(base) takes it before any larger N.
   const size_t dot = name.rfind('.');
   int64_t n = 0;
   if (dot == std::string::npos || !absl::SimpleAtoi(name.substr(dot + 1), &n) || n < 1) return;
-  auto it = first_free_.find(name.substr(0, dot));
-  if (it != first_free_.end() && n < it->second) it->second = n;
+  auto it = suffixes_.find(name.substr(0, dot));
+  if (it != suffixes_.end() && n < it->second.frontier) it->second.released.insert(n);
 }
 
 }  // namespace xlite

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "xlite/ir/module.h"
@@ -27,11 +28,18 @@ class NameUniquer {
   void Release(const std::string& name);
 
  private:
+  // Per base, the "<base>.N" suffixes Get looks at: every N below
+  // `frontier` was taken once, so the free ones among them are in
+  // `released` (which may hold some TryTake took again). Get returns the
+  // smallest free N without looking at the taken ones: naming the k-th
+  // fusion costs no k lookups (a module with thousands of fusions and their
+  // param_N spent seconds here), nor does naming one after a release.
+  struct Suffixes {
+    int64_t frontier = 1;
+    absl::btree_set<int64_t> released;
+  };
   absl::flat_hash_set<std::string> names_;
-  // Per base, a suffix below which every "<base>.N" is taken: Get starts
-  // there, so naming the k-th fusion costs no k lookups (a module with
-  // thousands of fusions and their param_N spent seconds here).
-  absl::flat_hash_map<std::string, int64_t> first_free_;
+  absl::flat_hash_map<std::string, Suffixes> suffixes_;
 };
 
 }  // namespace xlite

@@ -43,5 +43,24 @@ TEST(NameUniquer, ManyNamesFromOneBase) {
   EXPECT_EQ(names.Get("param_0"), "param_0.10000");
 }
 
+// Released suffixes come back smallest first, one taken again meanwhile
+// (TryTake) is passed over, and then Get goes on above the largest.
+TEST(NameUniquer, ReleasedSuffixesComeBackSmallestFirst) {
+  NameUniquer names = NameUniquer::ForComputations(HloModule("m"));
+  for (int i = 0; i < 100; ++i) names.Get("f");  // f, f.1 ... f.99
+  names.Release("f.70");
+  names.Release("f.3");
+  names.Release("f.50");
+  EXPECT_TRUE(names.TryTake("f.3"));
+  names.Release("f.120");  // never given: nothing happens
+  EXPECT_EQ(names.Get("f"), "f.50");
+  names.Release("f.10");
+  EXPECT_EQ(names.Get("f"), "f.10");
+  EXPECT_EQ(names.Get("f"), "f.70");
+  EXPECT_TRUE(names.TryTake("f.101"));
+  EXPECT_EQ(names.Get("f"), "f.100");
+  EXPECT_EQ(names.Get("f"), "f.102");
+}
+
 }  // namespace
 }  // namespace xlite
