@@ -47,7 +47,7 @@ std::vector<std::string> FillElidedConstants(HloModule& module) {
   ElidedConstantFiller filler;
   for (const auto& comp : module.computations()) {
     for (const auto& instr : comp->instructions()) {
-      std::optional<Literal>& lit = instr->attrs().literal;
+      auto& lit = instr->attrs().literal;
       if (!lit || !HasElidedValues(*lit)) continue;
       filler.Fill(*lit);
       filled.push_back(instr->name());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "xlite/ir/attributes.h"
+#include "xlite/ir/heap_optional.h"
 #include "xlite/ir/literal.h"
 #include "xlite/ir/opcode.h"
 #include "xlite/ir/shape.h"
@@ -33,13 +34,13 @@ struct InstructionAnnotations {
 // The attributes that decide what an instruction computes.
 struct InstructionSemantics {
   // Common to all opcodes.
-  std::optional<HloSharding> sharding;
+  HeapOptional<HloSharding> sharding;
   FrontendAttributes frontend_attributes;
   std::string backend_config;                     // raw; printed bare when it lexes as a {...} dict
   std::optional<ResultAccuracy> result_accuracy;  // unary transcendentals only
 
   // Leaves and structure.
-  std::optional<Literal> literal;  // constant; custom-call literal=
+  HeapOptional<Literal> literal;  // constant; custom-call literal=
   int64_t parameter_number = 0;
   std::optional<std::vector<bool>> parameter_replication;
   int64_t tuple_index = 0;
@@ -52,10 +53,10 @@ struct InstructionSemantics {
 
   // Dot, convolution.
   std::optional<Window> window;
-  std::optional<ConvolutionDimensionNumbers> convolution_dimension_numbers;
+  HeapOptional<ConvolutionDimensionNumbers> convolution_dimension_numbers;
   int64_t feature_group_count = 1;
   int64_t batch_group_count = 1;
-  std::optional<DotDimensionNumbers> dot_dimension_numbers;
+  HeapOptional<DotDimensionNumbers> dot_dimension_numbers;
   std::optional<RaggedDotDimensionNumbers> ragged_dot_dimension_numbers;
   std::vector<std::string> operand_precision;  // default, high, highest
   std::string algorithm;                       // dot algorithm or rng algorithm
@@ -63,9 +64,9 @@ struct InstructionSemantics {
   std::string sparsity_config;                 // sparsity_config={...} as written
 
   // Gather, scatter.
-  std::optional<GatherDimensionNumbers> gather_dimension_numbers;
+  HeapOptional<GatherDimensionNumbers> gather_dimension_numbers;
   std::vector<int64_t> gather_slice_sizes;
-  std::optional<ScatterDimensionNumbers> scatter_dimension_numbers;
+  HeapOptional<ScatterDimensionNumbers> scatter_dimension_numbers;
   bool indices_are_sorted = false;
   bool unique_indices = false;
 
@@ -76,7 +77,7 @@ struct InstructionSemantics {
 
   // Collectives and communication.
   std::optional<int64_t> channel_id;
-  std::optional<ReplicaGroups> replica_groups;
+  HeapOptional<ReplicaGroups> replica_groups;
   bool use_global_device_ids = false;
   bool constrain_layout = false;
   std::optional<SourceTargetPairs> source_target_pairs;
@@ -114,10 +115,10 @@ struct InstructionSemantics {
   bool largest = true;
   std::string infeed_config;
   std::string outfeed_config;
-  std::optional<Shape> outfeed_shape;
+  HeapOptional<Shape> outfeed_shape;
   bool is_stable = false;
   std::optional<bool> topk_is_stable;
-  std::optional<DomainMetadata> domain;
+  HeapOptional<DomainMetadata> domain;
   std::optional<int64_t> num_carries;  // scan
   bool is_reverse = false;             // scan
   std::optional<bool> is_associative;  // scan
