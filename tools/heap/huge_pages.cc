@@ -5,9 +5,10 @@
 // Debian's default, gives them only to memory so advised). Compiling a large
 // module touches hundreds of MB of fresh heap; in 4 KiB pages that is a page
 // fault per 4 KiB (mixtral_8x7b_bf16_2x8's `xlite opt`: 176,000 faults, a
-// quarter of its time on this VM). A large block (an array's buffer, several
-// MiB) keeps 4 KiB pages: in 2 MiB pages layer_norm's run at 2 threads took
-// 1.1x as long here (bench/RESULTS.md). gperftools' own extension point
+// quarter of its time on this VM). Growth for a block over 2 MiB (an array's
+// buffer) keeps 4 KiB pages: in 2 MiB pages layer_norm's run at 2 threads took
+// 1.1x as long here (bench/RESULTS.md). tcmalloc may still serve a large block
+// from freed small-object memory, or small objects from a freed large block. gperftools' own extension point
 // (SysAllocator) keeps its default allocator underneath.
 #include <gperftools/malloc_extension.h>
 #include <sys/mman.h>

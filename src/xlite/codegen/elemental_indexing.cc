@@ -318,7 +318,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
 
 absl::StatusOr<IrValues> IrEmitter::EmitConstant(const HloInstruction& instr,
                                                  const IrIndex& index) {
-  const std::optional<Literal>& literal = instr.attrs().literal;
+  const auto& literal = instr.attrs().literal;
   if (!literal || !literal->shape().IsArray()) return Invalid(instr, "has no array literal");
   if (literal->elided())
     return UnsupportedInstruction(instr, "a constant whose values were elided");

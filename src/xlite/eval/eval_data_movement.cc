@@ -152,7 +152,7 @@ int64_t ClampStart(int64_t start, int64_t dim, int64_t size) {
 // ------------------------------------------------------------ simple ops
 
 absl::StatusOr<Literal> EvalConstant(const HloInstruction& instr) {
-  const std::optional<Literal>& literal = instr.attrs().literal;
+  const auto& literal = instr.attrs().literal;
   if (!literal) return Invalid(instr, "has no literal");
   if (literal->elided()) return Unsupported(instr, "constant whose values were elided ({...})");
   return *literal;

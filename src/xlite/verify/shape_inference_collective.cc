@@ -110,7 +110,7 @@ std::optional<int64_t> WrittenGroupSize(const ReplicaGroups& groups) {
 }
 
 bool HasWrittenGroups(const HloInstruction& instr) {
-  const std::optional<ReplicaGroups>& groups = instr.attrs().replica_groups;
+  const auto& groups = instr.attrs().replica_groups;
   return groups && (!groups->mesh.empty() || groups->iota || !groups->groups.empty());
 }
 
@@ -145,7 +145,7 @@ int64_t SubgroupSize(const HloInstruction& instr, GroupMode mode) {
 
 // all-gather, reduce-scatter and all-to-all need groups of one size.
 absl::Status CheckUniformGroups(const HloInstruction& instr) {
-  const std::optional<ReplicaGroups>& groups = instr.attrs().replica_groups;
+  const auto& groups = instr.attrs().replica_groups;
   if (!groups || groups->iota) return absl::OkStatus();
   for (const std::vector<int64_t>& group : groups->groups) {
     if (group.size() != groups->groups[0].size()) {

@@ -385,7 +385,7 @@ absl::StatusOr<Shape> InferInfeed(const HloInstruction& instr) {
 absl::StatusOr<Shape> InferOutfeed(const HloInstruction& instr) {
   if (absl::Status s = ExpectOperandCount(instr, 2); !s.ok()) return s;
   if (absl::Status s = ExpectToken(instr, 1, "outfeed token"); !s.ok()) return s;
-  const std::optional<Shape>& outfeed_shape = instr.attrs().outfeed_shape;
+  const auto& outfeed_shape = instr.attrs().outfeed_shape;
   if (outfeed_shape && !Compatible(*outfeed_shape, instr.operand(0)->shape())) {
     return Error(instr,
                  absl::StrCat("outfeed_shape ", Str(*outfeed_shape),

@@ -872,7 +872,7 @@ absl::StatusOr<Shape> InferSetDimensionSize(const HloInstruction& instr) {
 
 absl::StatusOr<Shape> InferConstant(const HloInstruction& instr) {
   RETURN_IF_ERROR(ExpectOperandCount(instr, 0));
-  const std::optional<Literal>& literal = instr.attrs().literal;
+  const auto& literal = instr.attrs().literal;
   if (literal && !Compatible(literal->shape(), instr.shape())) {
     return Error(instr,
                  absl::StrCat("literal shape ", literal->shape().ToString(false),
