@@ -8,8 +8,9 @@
 // quarter of its time on this VM). Growth for a block over 2 MiB (an array's
 // buffer) keeps 4 KiB pages: in 2 MiB pages layer_norm's run at 2 threads took
 // 1.1x as long here (bench/RESULTS.md). tcmalloc may still serve a large block
-// from freed small-object memory, or small objects from a freed large block. gperftools' own extension point
-// (SysAllocator) keeps its default allocator underneath.
+// from freed small-object memory, or small objects from a freed large block.
+// gperftools' own extension point (SysAllocator) keeps its default allocator
+// underneath.
 #include <gperftools/malloc_extension.h>
 #include <sys/mman.h>
 

@@ -50,11 +50,26 @@ std::string SmapsField(const void* p, const std::string& field) {
   return "";
 }
 
+// Why the allocator's advice cannot be told apart here ("" when it can):
+// only in THP mode "madvise" (Debian's default) does a mapping's eligibility
+// depend on it; "always" makes every large enough mapping eligible, and the
+// other conditions none.
+std::string WhyNotTestable() {
+  const std::string mode = ThpMode();
+  if (mode != "madvise") return "THP mode '" + mode + "' (only 'madvise' tells advice apart)";
+  if (prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) > 0) return "THP disabled for this process (prctl)";
+  // Kernels with per-size controls: 2 MiB pages may be off on their own.
+  if (ThpMode("/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled") == "never") {
+    return "2 MiB transparent huge pages are 'never'";
+  }
+  return "";
+}
+
 // The heap's growth for a block over 2 MiB (an array's buffer) is not
 // advised. First in this file: it needs a heap that has freed nothing yet
 // (tcmalloc may serve a large block from freed small-object memory).
 TEST(HugePages, GrowthForALargeBlockKeepsSmallPages) {
-  if (ThpMode() != "madvise") GTEST_SKIP() << "THP mode '" << ThpMode() << "': not told apart";
+  if (const std::string why = WhyNotTestable(); !why.empty()) GTEST_SKIP() << why;
   auto block = std::make_unique<char[]>(size_t{64} << 20);
   // Its middle: its start may lie in free pages left at the end of earlier,
   // advised growth.
@@ -68,27 +83,14 @@ TEST(HugePages, GrowthForALargeBlockKeepsSmallPages) {
   (void)kept;
 }
 
-// In THP mode "always" every large enough mapping is eligible: the test
-// then passes without the allocator too; "madvise" (Debian's default) is the
-// mode it tells apart.
 TEST(HugePages, SmallObjectsLieInMemoryEligibleForHugePages) {
-  const std::string mode = ThpMode();
-  if (mode != "madvise" && mode != "always") {
-    GTEST_SKIP() << "transparent huge pages are '" << mode << "' here: nothing to test";
-  }
-  if (prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) > 0) {
-    GTEST_SKIP() << "transparent huge pages are disabled for this process (prctl)";
-  }
-  // Kernels with per-size controls: 2 MiB pages may be off on their own.
-  if (ThpMode("/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled") == "never") {
-    GTEST_SKIP() << "2 MiB transparent huge pages are 'never' here";
-  }
+  if (const std::string why = WhyNotTestable(); !why.empty()) GTEST_SKIP() << why;
   // 64 MiB of 1 KiB objects: the heap grows many times.
   std::vector<std::unique_ptr<char[]>> blocks;
   for (int i = 0; i < 64 * 1024; ++i) blocks.push_back(std::make_unique<char[]>(1024));
   const std::string eligible = SmapsField(blocks.back().get(), "THPeligible");
   if (eligible.empty()) GTEST_SKIP() << "this kernel's smaps has no THPeligible";
-  EXPECT_EQ(eligible, "1") << "THP mode " << mode;
+  EXPECT_EQ(eligible, "1");
 }
 
 }  // namespace

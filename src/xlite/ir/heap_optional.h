@@ -62,8 +62,9 @@ class HeapOptional {
   T value_or(U&& fallback) const {
     return value_ ? *value_ : static_cast<T>(std::forward<U>(fallback));
   }
-  // A copy, for interfaces that take std::optional.
-  operator std::optional<T>() const {  // NOLINT
+  // A copy, asked for by name: an implicit one let `const std::optional<T>& x
+  // = attrs.field` compile into a deep copy of the value.
+  explicit operator std::optional<T>() const {
     return value_ ? std::optional<T>(*value_) : std::nullopt;
   }
 
@@ -73,16 +74,6 @@ class HeapOptional {
   }
   friend bool operator==(const HeapOptional& a, std::nullopt_t) { return !a.value_; }
   friend bool operator==(const HeapOptional& a, const T& b) { return a.value_ && *a.value_ == b; }
-  friend bool operator==(const HeapOptional& a, const std::optional<T>& b) {
-    if (!a.value_ || !b.has_value()) return !a.value_ && !b.has_value();
-    return *a.value_ == *b;
-  }
-
-  template <typename H>
-  friend H AbslHashValue(H h, const HeapOptional& o) {
-    if (!o.value_) return H::combine(std::move(h), false);
-    return H::combine(std::move(h), *o.value_, true);
-  }
 
  private:
   std::unique_ptr<T> value_;

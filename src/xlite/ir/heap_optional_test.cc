@@ -28,7 +28,7 @@ TEST(HeapOptional, BehavesAsAnOptionalWithItsValueOnTheHeap) {
   EXPECT_TRUE(a == std::string("sharding"));
   EXPECT_FALSE(a == empty);
 
-  std::optional<std::string> copy = a;  // for interfaces taking std::optional
+  const auto copy = static_cast<std::optional<std::string>>(a);  // asked for by name
   EXPECT_EQ(copy, "sharding");
   HeapOptional<std::string> from_optional = std::optional<std::string>();
   EXPECT_FALSE(from_optional.has_value());
