@@ -26,6 +26,9 @@
 //   fixed_concurrent_executor constructing a ConcurrentThunkExecutor
 //   fixed_async_state         AsyncExecuteState(1 slot) + WaitAll
 //   fixed_denormals           ScopedFlushDenormals on and off
+//   fixed_parallel_for_2x20us ThreadPool(2).ParallelFor of two 20 us busy
+//                             tasks: the time above 20 us is the fork and
+//                             the join (a matmul split in two pays it)
 //
 // Each sample times --batch calls back to back; medians over --samples
 // samples. Output: one line per row in the peers' format
@@ -56,6 +59,7 @@
 #include "xlite/runtime/donation.h"
 #include "xlite/runtime/executable.h"
 #include "xlite/runtime/task_runner.h"
+#include "xlite/runtime/thread_pool.h"
 #include "xlite/runtime/thunk_executor.h"
 #include "xlite/text/parser.h"
 
@@ -282,6 +286,18 @@ void BM_Denormals(benchmark::State& state) {
   });
 }
 
+void SpinFor(std::chrono::microseconds time) {
+  const auto end = std::chrono::steady_clock::now() + time;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+void BM_ParallelForJoin(benchmark::State& state) {
+  xlite::runtime::ThreadPool pool(2);
+  Sample(state, "fixed_parallel_for_2x20us\txlite-cpu@2t",
+         [&] { pool.ParallelFor(2, [](int64_t) { SpinFor(std::chrono::microseconds(20)); }); });
+}
+
 void Register(const std::string& name, void (*fn)(benchmark::State&)) {
   benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Iterations(g_samples);
 }
@@ -369,6 +385,7 @@ int main(int argc, char** argv) {
     Register("BM_Fixed/concurrent_executor", BM_ConcurrentExecutorSetup);
     Register("BM_Fixed/async_state", BM_AsyncState);
     Register("BM_Fixed/denormals", BM_Denormals);
+    Register("BM_Fixed/parallel_for_join", BM_ParallelForJoin);
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

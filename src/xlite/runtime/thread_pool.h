@@ -10,7 +10,9 @@
 // inside a ParallelFor task (a nested call, on a worker or on a caller), it
 // runs the loop inline on the calling thread, so nesting never deadlocks and
 // never oversubscribes. Workers spin briefly for new work before sleeping,
-// which keeps back-to-back ParallelFor calls cheap without burning idle CPU.
+// and a caller briefly for the workers to finish before it sleeps, which
+// keeps back-to-back ParallelFor calls and their joins cheap without burning
+// idle CPU (executor_bench's fixed_parallel_for_2x20us).
 #ifndef XLITE_RUNTIME_THREAD_POOL_H_
 #define XLITE_RUNTIME_THREAD_POOL_H_
 
