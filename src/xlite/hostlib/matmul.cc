@@ -1,6 +1,8 @@
 #include "xlite/hostlib/matmul.h"
 
+#include <atomic>
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -12,6 +14,10 @@
 #include "xlite/hostlib/lapack_fortran.h"
 #include "xlite/hostlib/onednn.h"
 #include "xlite/support/status.h"
+
+// gperftools' C interface: defined only when tcmalloc is linked or preloaded.
+extern "C" int MallocExtension_GetNumericProperty(const char* property, size_t* value)
+    __attribute__((weak));
 
 namespace xlite::hostlib {
 namespace {
@@ -124,13 +130,28 @@ bool IsF32Matrix(const MatmulShape& s, ElementType lhs_type, ElementType rhs_typ
          out_type == ElementType::kF32 && s.batch == 1;
 }
 
+std::atomic<RowBlockKernel> row_block_kernel{RowBlockKernel::kAuto};
+
+bool SgemmRowBlocks() {
+  switch (row_block_kernel.load(std::memory_order_relaxed)) {
+    case RowBlockKernel::kSgemm:
+      return true;
+    case RowBlockKernel::kPrimitive:
+      return false;
+    case RowBlockKernel::kAuto:
+      break;
+  }
+  return MallocKeepsFreedPages();
+}
+
 // A single f32 matmul with a few rows (n >= 4m: a batch times a weight
 // matrix). Such a product runs as dnnl_sgemm over blocks of columns: each
 // block reads all of the small lhs and its share of the weights, where a split
 // by rows reads all the weights on every thread (mlp_b32's 32x784x1024 at 2
 // threads: 0.63 -> 0.45 ms for the whole model). Others split by rows, each
-// block on oneDNN's primitive: as single-threaded dnnl_sgemm blocks, 1024^3
-// ran 2x slower at 2 threads (11.4 against 5.6 ms).
+// block a single-threaded dnnl_sgemm when malloc keeps the pages of its
+// packing buffers (MallocKeepsFreedPages: encoder_b8s128 at 2 threads 0.97x),
+// else oneDNN's primitive.
 bool IsWideF32(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
                ElementType out_type) {
   return IsF32Matrix(s, lhs_type, rhs_type, out_type) && 4 * s.m <= s.n;
@@ -178,6 +199,8 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
     return std::nullopt;
   }
   const int64_t parts = std::min<int64_t>(parallelism.threads, extent);
+  const bool sgemm_rows =
+      !by_batch && IsF32Matrix(s, lhs_type, rhs_type, out_type) && SgemmRowBlocks();
   const int lhs_bytes = ElementByteWidth(lhs_type), rhs_bytes = ElementByteWidth(rhs_type);
   const int out_bytes = ElementByteWidth(out_type);
   return RunParts(
@@ -197,6 +220,12 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
           block.m = end - begin;
           a += begin * s.k * lhs_bytes;
           c += begin * s.n * out_bytes;
+          if (sgemm_rows) {
+            return onednn::SgemmBlock(/*transpose_lhs=*/false, s.transpose_rhs, block.m, s.n, s.k,
+                                      reinterpret_cast<const float*>(a), s.k,
+                                      static_cast<const float*>(rhs), s.transpose_rhs ? s.k : s.n,
+                                      reinterpret_cast<float*>(c), s.n);
+          }
         }
         return onednn::Matmul(block, lhs_type, a, rhs_type, b, out_type, c, /*max_threads=*/1);
       },
@@ -204,6 +233,15 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
 }
 
 }  // namespace
+
+bool MallocKeepsFreedPages() {
+  static const bool tcmalloc = MallocExtension_GetNumericProperty != nullptr;
+  return tcmalloc;
+}
+
+void SetRowBlockKernelForTesting(RowBlockKernel kernel) {
+  row_block_kernel.store(kernel, std::memory_order_relaxed);
+}
 
 bool IsTeamSgemm(const MatmulShape& shape, ElementType lhs_type, ElementType rhs_type,
                  ElementType out_type, int threads) {

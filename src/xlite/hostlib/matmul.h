@@ -92,6 +92,20 @@ inline constexpr double kTeamSgemmFlops = 2.0 * 2048 * 2048 * 2048;
 bool IsTeamSgemm(const MatmulShape& shape, ElementType lhs_type, ElementType rhs_type,
                  ElementType out_type, int threads);
 
+// Whether the process's malloc keeps a thread's freed pages for its next
+// allocation: true under tcmalloc (linked into the CLI and the benchmarks, or
+// preloaded), false under glibc's malloc, which hands a worker thread's freed
+// top of arena back to the kernel. dnnl_sgemm allocates its packing buffers on
+// every call, so only then do row blocks of an f32 split run as single-threaded
+// dnnl_sgemm calls (else oneDNN's primitive, whose scratchpad is allocated
+// once): at 2 threads 1024^3 took 16 ms as sgemm blocks under glibc, 5.7-5.9
+// under tcmalloc against 5.9 on the primitive.
+bool MallocKeepsFreedPages();
+
+// The row blocks' kernel: kAuto as above; tests force either.
+enum class RowBlockKernel { kAuto, kSgemm, kPrimitive };
+void SetRowBlockKernelForTesting(RowBlockKernel kernel);
+
 }  // namespace xlite::hostlib
 
 #endif  // XLITE_HOSTLIB_MATMUL_H_
