@@ -66,6 +66,28 @@ absl::Status CheckWork(const HloInstruction& instr, EvalContext& context, int64_
       absl::StrCat("too slow: '", instr.name(), "' needs ", multiply_adds, " multiply-adds"));
 }
 
+// Reports a long loop's work to the run's budgets as it goes, so that a time
+// limit (EvalOptions::max_seconds) stops an instruction in the middle instead
+// of after it: a 7x7 f16 convolution of 128x64x112x112 results ran 44 s past
+// a 5 s limit. Progress(0) counts no elements; it ticks the clock check.
+class WorkMeter {
+ public:
+  explicit WorkMeter(EvalContext& context) : context_(context) {}
+  // One Progress(0) per kReportEvery multiply-adds: the context reads the
+  // clock once per 1024 of them (about 0.1 s of this loop).
+  absl::Status Add(int64_t multiply_adds) {
+    for (pending_ += multiply_adds; pending_ >= kReportEvery; pending_ -= kReportEvery) {
+      RETURN_IF_ERROR(context_.Progress(0));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr int64_t kReportEvery = int64_t{1} << 16;
+  EvalContext& context_;
+  int64_t pending_ = 0;
+};
+
 // a * b, saturating at INT64_MAX (both non-negative).
 int64_t SaturatingMultiply(int64_t a, int64_t b) {
   int64_t product;
@@ -221,12 +243,13 @@ std::vector<T> PermutedValues(const Literal& lit, const std::vector<int64_t>& or
 }
 
 template <typename T>
-Literal DotWith(const Shape& result_shape, const Literal& lhs, const Literal& rhs,
-                const DotPlan& plan) {
+absl::StatusOr<Literal> DotWith(const Shape& result_shape, const Literal& lhs, const Literal& rhs,
+                                const DotPlan& plan, EvalContext& context) {
   const std::vector<T> a = PermutedValues<T>(lhs, plan.lhs_order);
   const std::vector<T> b = PermutedValues<T>(rhs, plan.rhs_order);
   const int64_t k_size = plan.contracting;
   Literal result(Shape::Array(result_shape.element_type(), result_shape.dimensions()));
+  WorkMeter meter(context);
   int64_t out = 0;
   for (int64_t batch = 0; batch < plan.batch; ++batch) {
     for (int64_t i = 0; i < plan.lhs_free; ++i) {
@@ -237,6 +260,7 @@ Literal DotWith(const Shape& result_shape, const Literal& lhs, const Literal& rh
         for (int64_t k = 0; k < k_size; ++k) sum += row[k] * column[k];
         Store(result, out++, sum);
       }
+      RETURN_IF_ERROR(meter.Add(plan.rhs_free * k_size));
     }
   }
   return result;
@@ -257,11 +281,11 @@ absl::StatusOr<Literal> EvalDot(const HloInstruction& instr,
   switch (ArithmeticFor(instr.shape().element_type(), lhs.shape().element_type(),
                         rhs.shape().element_type())) {
     case Arithmetic::kInteger:
-      return DotWith<uint64_t>(instr.shape(), lhs, rhs, plan);
+      return DotWith<uint64_t>(instr.shape(), lhs, rhs, plan, context);
     case Arithmetic::kReal:
-      return DotWith<double>(instr.shape(), lhs, rhs, plan);
+      return DotWith<double>(instr.shape(), lhs, rhs, plan, context);
     case Arithmetic::kComplex:
-      return DotWith<Complex>(instr.shape(), lhs, rhs, plan);
+      return DotWith<Complex>(instr.shape(), lhs, rhs, plan, context);
   }
   return Unsupported(instr, "element types");
 }
@@ -321,7 +345,7 @@ absl::StatusOr<Literal> EvalScaledDot(const HloInstruction& instr,
   DotPlan plan = PlanDot(lhs.shape(), rhs.shape(), dnums);
   RETURN_IF_ERROR(CheckWork(instr, context,
                             SaturatingMultiply(instr.shape().ElementCount(), plan.contracting)));
-  return DotWith<double>(instr.shape(), lhs, rhs, plan);
+  return DotWith<double>(instr.shape(), lhs, rhs, plan, context);
 }
 
 // ---------------------------------------------------------------------------
@@ -493,11 +517,11 @@ absl::StatusOr<Literal> EvalRaggedDot(const HloInstruction& instr,
                               SaturatingMultiply(result_shape.ElementCount(), plan.contracting)));
     switch (arithmetic) {
       case Arithmetic::kInteger:
-        return DotWith<uint64_t>(result_shape, a, b, plan);
+        return DotWith<uint64_t>(result_shape, a, b, plan, context);
       case Arithmetic::kReal:
-        return DotWith<double>(result_shape, a, b, plan);
+        return DotWith<double>(result_shape, a, b, plan, context);
       case Arithmetic::kComplex:
-        return DotWith<Complex>(result_shape, a, b, plan);
+        return DotWith<Complex>(result_shape, a, b, plan, context);
     }
     return Unsupported(instr, "element types");
   };
@@ -648,15 +672,20 @@ int64_t LhsSpatialOffset(const ConvPlan& plan, const MultiIndex& out, int64_t p)
 }
 
 template <typename T>
-Literal ConvolutionWith(const HloInstruction& instr, const Literal& lhs, const Literal& rhs,
-                        const ConvPlan& plan) {
+absl::StatusOr<Literal> ConvolutionWith(const HloInstruction& instr, const Literal& lhs,
+                                        const Literal& rhs, const ConvPlan& plan,
+                                        EvalContext& context) {
   const std::vector<T> a = Values<T>(lhs), b = Values<T>(rhs);
   const ConvolutionDimensionNumbers& dn = *plan.dn;
   const int64_t lhs_feature_stride = plan.lhs_strides[dn.input_feature_dimension];
   const int64_t rhs_feature_stride = plan.rhs_strides[dn.kernel_input_feature_dimension];
   Literal result = ResultLiteral(instr);
+  const int64_t work_per_result =
+      static_cast<int64_t>(plan.kernel_offsets.size()) * plan.kernel_input_features;
+  WorkMeter meter(context);
   MultiIndex out(result.shape().dimensions());
   for (int64_t i = 0; i < result.element_count(); ++i, out.Next()) {
+    RETURN_IF_ERROR(meter.Add(work_per_result));
     const int64_t o = out[dn.output_feature_dimension];
     const int64_t feature_group = o / plan.outputs_per_feature_group;
     const int64_t batch_group = o / plan.outputs_per_batch_group;
@@ -694,11 +723,11 @@ absl::StatusOr<Literal> EvalConvolution(const HloInstruction& instr,
   switch (ArithmeticFor(instr.shape().element_type(), lhs.shape().element_type(),
                         rhs.shape().element_type())) {
     case Arithmetic::kInteger:
-      return ConvolutionWith<uint64_t>(instr, lhs, rhs, plan);
+      return ConvolutionWith<uint64_t>(instr, lhs, rhs, plan, context);
     case Arithmetic::kReal:
-      return ConvolutionWith<double>(instr, lhs, rhs, plan);
+      return ConvolutionWith<double>(instr, lhs, rhs, plan, context);
     case Arithmetic::kComplex:
-      return ConvolutionWith<Complex>(instr, lhs, rhs, plan);
+      return ConvolutionWith<Complex>(instr, lhs, rhs, plan, context);
   }
   return Unsupported(instr, "element types");
 }

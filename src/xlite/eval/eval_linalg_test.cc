@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "xlite/eval/eval_test_util.h"
 #include "xlite/eval/evaluator.h"
@@ -186,6 +188,36 @@ ENTRY e {
   auto ok = Evaluate(**module, args, options);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->GetDouble(0), 1000);
+}
+
+// A time limit stops one long dot or convolution in the middle (before,
+// only the next instruction checked it). Each takes seconds here; the limit
+// is 10 ms.
+TEST(EvalLinalg, TimeLimitStopsALongDotOrConvolution) {
+  for (const char* root :
+       {"ROOT d = f32[512,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+        "ROOT c = f32[1,512,512,1] convolution(a4, b4), window={size=64x64 pad=32_31x32_31}, "
+        "dim_labels=b01f_01io->b01f"}) {
+    auto module = ParseHloModule(absl::StrCat(R"(HloModule t
+ENTRY e {
+  a = f32[512,2048] parameter(0)
+  b = f32[2048,512] parameter(1)
+  a2 = f32[512,512] slice(a), slice={[0:512], [0:512]}
+  a4 = f32[1,512,512,1] reshape(a2)
+  b2 = f32[2,2048] slice(a), slice={[0:2], [0:2048]}
+  b4 = f32[64,64,1,1] reshape(b2)
+  )",
+                                              root, "\n}"),
+                                 "t.hlo");
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::vector<Literal> args = {F32({512, 2048}, std::vector<double>(512 * 2048, 1)),
+                                 F32({2048, 512}, std::vector<double>(2048 * 512, 1))};
+    EvalOptions options;
+    options.max_seconds = 0.01;
+    auto r = Evaluate(**module, args, options);
+    EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << root << ": " << r.status();
+    EXPECT_TRUE(absl::StrContains(r.status().message(), "still running")) << r.status();
+  }
 }
 
 TEST(EvalRaggedDot, NonContractingRowsUseTheirGroupsMatrix) {
