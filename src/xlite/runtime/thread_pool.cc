@@ -8,8 +8,9 @@ namespace {
 
 thread_local int task_depth = 0;
 
-// How long an idle worker watches for new work before it sleeps: long
-// enough to catch the next ParallelFor of a thunk sequence, short enough
+// How long an idle worker watches for new work before it sleeps, and a
+// caller for the workers still inside its call: long enough to catch the next
+// ParallelFor of a thunk sequence (or a worker's last index), short enough
 // that an idle pool costs no CPU.
 constexpr auto kSpinTime = std::chrono::microseconds(50);
 
@@ -116,7 +117,10 @@ void ThreadPool::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t)> fn) {
   // wake-up (tens of microseconds on a virtual machine).
   if (job.workers_inside.load(std::memory_order_relaxed) != 0) {
     lock.unlock();
-    SpinUntil([&] { return job.workers_inside.load(std::memory_order_acquire) == 0; });
+    SpinUntil([&] { return job.workers_inside.load(std::memory_order_relaxed) == 0; });
+    // Re-taking mu_ (released by the last worker after its decrement) is
+    // what orders the workers' writes before the return: never return
+    // straight from the spin.
     lock.lock();
   }
   done_cv_.wait(lock, [&] { return job.workers_inside.load(std::memory_order_relaxed) == 0; });
