@@ -204,25 +204,34 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
     calls += parts;
   };
   uint32_t seed = 900;
-  // Row blocks on dnnl_sgemm (under tcmalloc) and on the primitive.
-  for (RowBlockKernel kernel : {RowBlockKernel::kSgemm, RowBlockKernel::kPrimitive}) {
-    SetRowBlockKernelForTesting(kernel);
-    for (MatmulShape s : {MatmulShape{1, 200, 100, 300}, MatmulShape{7, 80, 100, 120},
-                          MatmulShape{1, 40, 400, 301}}) {
-      for (bool transpose_rhs : {false, true}) {
-        for (bool transpose_lhs : {false, true}) {
-          s.transpose_lhs = transpose_lhs;
-          s.transpose_rhs = transpose_rhs;
-          CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2, nullptr,
-                      parallelism);
-        }
+  for (MatmulShape s : {MatmulShape{1, 200, 100, 300}, MatmulShape{7, 80, 100, 120},
+                        MatmulShape{1, 40, 400, 301}}) {
+    for (bool transpose_rhs : {false, true}) {
+      for (bool transpose_lhs : {false, true}) {
+        s.transpose_lhs = transpose_lhs;
+        s.transpose_rhs = transpose_rhs;
+        CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2, nullptr,
+                    parallelism);
       }
     }
   }
-  SetRowBlockKernelForTesting(RowBlockKernel::kAuto);
   // Rows when the lhs is not transposed; batches always; columns of a wide
   // f32 result (n >= 4m) whatever is transposed.
-  EXPECT_EQ(calls, 2 * (3 * 2 + 3 * 4 + 3 * 4));
+  EXPECT_EQ(calls, 3 * 2 + 3 * 4 + 3 * 4);
+  // The row blocks' two kernels, each forced: dnnl_sgemm (under tcmalloc)
+  // and the primitive (otherwise).
+  calls = 0;
+  for (RowBlockKernel kernel : {RowBlockKernel::kSgemm, RowBlockKernel::kPrimitive}) {
+    SetRowBlockKernelForTesting(kernel);
+    for (bool transpose_rhs : {false, true}) {
+      MatmulShape s{1, 200, 100, 300};
+      s.transpose_rhs = transpose_rhs;
+      CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2, nullptr,
+                  parallelism);
+    }
+  }
+  SetRowBlockKernelForTesting(RowBlockKernel::kAuto);
+  EXPECT_EQ(calls, 2 * 2 * 3);
 }
 
 // A wide f32 product on one host thread, and a small one, go to dnnl_sgemm
