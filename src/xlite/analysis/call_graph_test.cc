@@ -5,6 +5,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using analysis_test::FindComputation;
 using analysis_test::Parse;
@@ -237,5 +238,6 @@ TEST(CallGraph, RecursionIsAnError) {
   EXPECT_NE(graph.status().message().find("'f' calls itself"), std::string::npos) << graph.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using analysis_test::Find;
 using analysis_test::FindComputation;
@@ -184,5 +185,6 @@ TEST(DependencyOrdering, AsyncComputationRunsUntilItsDone) {
   EXPECT_TRUE(ord.ExecutesBefore(P::Write(o["n"]), P::Read(o["r"])));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

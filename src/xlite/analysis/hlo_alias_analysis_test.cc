@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using analysis_test::Find;
 using analysis_test::FindComputation;
@@ -184,5 +185,6 @@ ENTRY e {
   EXPECT_NE(alias.status().message().find("{2}"), std::string::npos) << alias.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

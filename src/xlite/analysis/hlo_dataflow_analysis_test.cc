@@ -10,6 +10,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using analysis_test::Find;
 using analysis_test::FindComputation;
@@ -729,5 +730,6 @@ TEST(Dataflow, MalformedGetTupleElementIsAnErrorNotACrash) {
   EXPECT_NE(dataflow.status().message().find("{5}"), std::string::npos) << dataflow.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

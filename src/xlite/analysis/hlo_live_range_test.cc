@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using analysis_test::Find;
 using analysis_test::FindComputation;
@@ -280,5 +281,6 @@ ENTRY e {
       << live.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 int64_t Bytes(const char* shape) {
   absl::StatusOr<Shape> s = ParseShape(shape);
@@ -51,5 +52,6 @@ TEST(ShapeUtil, WalksSubshapesParentsFirst) {
   EXPECT_FALSE(IsEffectiveScalar(*ParseShape("f32[2]")));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

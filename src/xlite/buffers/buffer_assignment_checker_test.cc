@@ -6,6 +6,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using buffers_test::Plan;
 using buffers_test::Planned;
@@ -103,5 +104,6 @@ TEST(BufferAssignmentChecker, CatchesASliceOutsideItsAllocation) {
   EXPECT_TRUE(absl::StrContains(check.status().message(), "outside allocation")) << check.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

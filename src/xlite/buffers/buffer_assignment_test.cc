@@ -11,6 +11,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using buffers_test::Parse;
 using buffers_test::Plan;
@@ -315,5 +316,6 @@ ENTRY e {
   EXPECT_FALSE(p.plan->assignment->GetSlice(p["z"]).has_value());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -6,6 +6,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using buffers_test::Parse;
 
@@ -90,5 +91,6 @@ ENTRY e {
   EXPECT_FALSE(m->config().input_output_alias_present);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

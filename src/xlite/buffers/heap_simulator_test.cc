@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Every pair of intervals live at one time lies at disjoint bytes.
 void ExpectDisjoint(const std::vector<HeapInterval>& v, const HeapPlacement& p) {
@@ -128,5 +129,6 @@ TEST(HeapSimulator, ManyIntervalsPlacedAsIfInOrder) {
   EXPECT_EQ(again.tried, p.tried);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using buffers_test::Plan;
 using buffers_test::Planned;
@@ -144,5 +145,6 @@ ENTRY entry {
             "\n");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using buffers_test::Plan;
 using buffers_test::Planned;
@@ -237,5 +238,6 @@ TEST(PlanMemory, BuilderAliasingExamples) {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

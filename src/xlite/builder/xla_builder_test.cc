@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 constexpr PrimitiveType F32 = PrimitiveType::F32;
 constexpr PrimitiveType S32 = PrimitiveType::S32;
@@ -100,5 +101,6 @@ TEST(XlaBuilder, BadAliasIsRejected) {
       << m.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

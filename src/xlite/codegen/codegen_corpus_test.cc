@@ -20,6 +20,7 @@
 
 namespace xlite::codegen {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 
@@ -207,5 +208,6 @@ TEST(CodegenCorpus, JaxCpuLoopFusions) {
             "JAX programs, XLA:CPU's kLoop fusions (cpu_after_optimizations.txt)");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::codegen

@@ -24,6 +24,7 @@
 
 namespace xlite::codegen {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::KernelRun;
 using testing::RunKernel;
@@ -1049,11 +1050,13 @@ TEST(CodegenPartitions, GranulesAreWholeRowsWhenThereAreEnough) {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::codegen
 
 namespace xlite::codegen {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string ReadText(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "r");
@@ -1533,11 +1536,13 @@ TEST(CodegenJit, BadOptionsAndSpecs) {
   EXPECT_FALSE(SharedJit().Compile({KernelSpec{nullptr}}).ok());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::codegen
 
 namespace xlite::codegen {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(CodegenDenormals, FlushedUnderTheRuntimesMode) {
   auto module = ParseHloModule(R"(
@@ -1901,5 +1906,6 @@ TEST(CodegenAccuracy, Bf16RoundingOfFloatPatterns) {
   EXPECT_EQ(mismatches, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::codegen

@@ -18,10 +18,6 @@ namespace {
 
 using llvm::Value;
 
-absl::Status Invalid(const HloInstruction& instr, absl::string_view what) {
-  return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", what);
-}
-
 const std::vector<int64_t>& Dims(const HloInstruction& instr) { return instr.shape().dimensions(); }
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) {
@@ -109,9 +105,9 @@ absl::StatusOr<IrValues> IrEmitter::EmitConvertingCall(const HloComputation& com
                                                        const std::vector<PrimitiveType>& types,
                                                        const HloInstruction& caller) {
   if (computation.num_parameters() != static_cast<int64_t>(args.size())) {
-    return Invalid(caller,
-                   absl::StrCat("computation '", computation.name(), "' takes ",
-                                computation.num_parameters(), " parameters, got ", args.size()));
+    return InvalidInstruction(
+        caller, absl::StrCat("computation '", computation.name(), "' takes ",
+                             computation.num_parameters(), " parameters, got ", args.size()));
   }
   IrValues converted;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -134,14 +130,15 @@ absl::StatusOr<IrIndex> IrEmitter::ClampedStarts(const HloInstruction& instr, in
   auto index_operand = [&](int64_t i) -> absl::StatusOr<const HloInstruction*> {
     const HloInstruction* op = instr.operand(i);
     if (!op->shape().IsArray() || !IsInteger(op->shape().element_type())) {
-      return Invalid(instr, "start indices must be integers");
+      return InvalidInstruction(instr, "start indices must be integers");
     }
     return op;
   };
   if (count == rank) {
     for (int64_t i = first_operand; i < instr.operand_count(); ++i) {
       ASSIGN_OR_RETURN(const HloInstruction* op, index_operand(i));
-      if (op->shape().rank() != 0) return Invalid(instr, "start indices must be scalars");
+      if (op->shape().rank() != 0)
+        return InvalidInstruction(instr, "start indices must be scalars");
       ASSIGN_OR_RETURN(Value * v, EmitOne(*op, {}));
       starts.push_back(IndexValue(op->shape().element_type(), v));
     }
@@ -153,10 +150,11 @@ absl::StatusOr<IrIndex> IrEmitter::ClampedStarts(const HloInstruction& instr, in
       starts.push_back(IndexValue(op->shape().element_type(), v));
     }
   } else {
-    return Invalid(instr, absl::StrCat("needs ", rank, " start indices"));
+    return InvalidInstruction(instr, absl::StrCat("needs ", rank, " start indices"));
   }
   for (int64_t d = 0; d < rank; ++d) {
-    if (sizes[d] > operand_dims[d]) return Invalid(instr, "slice larger than the operand");
+    if (sizes[d] > operand_dims[d])
+      return InvalidInstruction(instr, "slice larger than the operand");
     Value* limit = I64(std::max<int64_t>(0, operand_dims[d] - sizes[d]));
     Value* s = b_.CreateSelect(b_.CreateICmpSLT(starts[d], I64(0)), I64(0), starts[d]);
     starts[d] = b_.CreateSelect(b_.CreateICmpSGT(s, limit), limit, s);
@@ -168,9 +166,9 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
                                                      const IrIndex& index) {
   const int64_t rank = instr.shape().rank();
   auto operand = [&](int64_t i) -> absl::StatusOr<const HloInstruction*> {
-    if (i >= instr.operand_count()) return Invalid(instr, "missing an operand");
+    if (i >= instr.operand_count()) return InvalidInstruction(instr, "missing an operand");
     const HloInstruction* op = instr.operand(i);
-    if (!op->shape().IsArray()) return Invalid(instr, "operands must be arrays");
+    if (!op->shape().IsArray()) return InvalidInstruction(instr, "operands must be arrays");
     return op;
   };
   const std::vector<int64_t> dims_attr = instr.attrs().dimensions.value_or(std::vector<int64_t>{});
@@ -179,7 +177,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
       ASSIGN_OR_RETURN(const HloInstruction* op, operand(0));
       if (static_cast<int64_t>(dims_attr.size()) != op->shape().rank() ||
           !AllInRange(dims_attr, rank)) {
-        return Invalid(instr, "dimensions={...} does not fit the operand");
+        return InvalidInstruction(instr, "dimensions={...} does not fit the operand");
       }
       IrIndex from;
       for (int64_t d : dims_attr) from.push_back(index[d]);
@@ -218,7 +216,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
     case HloOpcode::kTranspose: {
       ASSIGN_OR_RETURN(const HloInstruction* op, operand(0));
       if (static_cast<int64_t>(dims_attr.size()) != rank || !AllInRange(dims_attr, rank)) {
-        return Invalid(instr, "dimensions={...} is not a permutation");
+        return InvalidInstruction(instr, "dimensions={...} is not a permutation");
       }
       IrIndex from(rank);
       for (int64_t i = 0; i < rank; ++i) from[dims_attr[i]] = index[i];
@@ -227,7 +225,8 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
     case HloOpcode::kSlice: {
       ASSIGN_OR_RETURN(const HloInstruction* op, operand(0));
       const std::vector<SliceDimension>& slice = instr.attrs().slice;
-      if (static_cast<int64_t>(slice.size()) != rank) return Invalid(instr, "bad slice={...}");
+      if (static_cast<int64_t>(slice.size()) != rank)
+        return InvalidInstruction(instr, "bad slice={...}");
       IrIndex from(rank);
       for (int64_t d = 0; d < rank; ++d) {
         from[d] = b_.CreateAdd(I64(slice[d].start), b_.CreateMul(index[d], I64(slice[d].stride)));
@@ -239,13 +238,13 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
       ASSIGN_OR_RETURN(const HloInstruction* value, operand(1));
       const std::vector<PaddingDimension>& padding = instr.attrs().padding;
       if (static_cast<int64_t>(padding.size()) != rank || value->shape().rank() != 0) {
-        return Invalid(instr, "bad padding={...}");
+        return InvalidInstruction(instr, "bad padding={...}");
       }
       Value* in_operand = b_.getTrue();
       IrIndex from(rank);
       for (int64_t d = 0; d < rank; ++d) {
         const PaddingDimension& p = padding[d];
-        if (p.interior < 0) return Invalid(instr, "negative interior padding");
+        if (p.interior < 0) return InvalidInstruction(instr, "negative interior padding");
         Value* offset = b_.CreateSub(index[d], I64(p.low));
         Value* ok = b_.CreateICmpSGE(offset, I64(0));
         if (p.interior > 0) {
@@ -266,14 +265,14 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
     case HloOpcode::kConcatenate: {
       if (dims_attr.size() != 1 || dims_attr[0] < 0 || dims_attr[0] >= rank ||
           instr.operand_count() < 1) {
-        return Invalid(instr, "needs one concatenation dimension");
+        return InvalidInstruction(instr, "needs one concatenation dimension");
       }
       const int64_t axis = dims_attr[0];
       // Operand k covers [offsets[k], offsets[k+1]) along the axis.
       std::function<absl::StatusOr<IrValues>(int64_t, int64_t)> pick =
           [&](int64_t k, int64_t offset) -> absl::StatusOr<IrValues> {
         ASSIGN_OR_RETURN(const HloInstruction* op, operand(k));
-        if (op->shape().rank() != rank) return Invalid(instr, "operand ranks differ");
+        if (op->shape().rank() != rank) return InvalidInstruction(instr, "operand ranks differ");
         IrIndex from = index;
         from[axis] = b_.CreateSub(index[axis], I64(offset));
         if (k + 1 == instr.operand_count()) return Emit(*op, from);
@@ -286,14 +285,14 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
     }
     case HloOpcode::kReverse: {
       ASSIGN_OR_RETURN(const HloInstruction* op, operand(0));
-      if (!AllInRange(dims_attr, rank)) return Invalid(instr, "bad dimensions={...}");
+      if (!AllInRange(dims_attr, rank)) return InvalidInstruction(instr, "bad dimensions={...}");
       IrIndex from = index;
       for (int64_t d : dims_attr) from[d] = b_.CreateSub(I64(Dims(instr)[d] - 1), index[d]);
       return Emit(*op, from);
     }
     case HloOpcode::kIota: {
       const int64_t dim = instr.attrs().iota_dimension;
-      if (dim < 0 || dim >= rank) return Invalid(instr, "iota_dimension out of range");
+      if (dim < 0 || dim >= rank) return InvalidInstruction(instr, "iota_dimension out of range");
       const PrimitiveType type = instr.shape().element_type();
       Value* v = index[dim];
       if (IsComplex(type)) {
@@ -319,13 +318,14 @@ absl::StatusOr<IrValues> IrEmitter::EmitDataMovement(const HloInstruction& instr
 absl::StatusOr<IrValues> IrEmitter::EmitConstant(const HloInstruction& instr,
                                                  const IrIndex& index) {
   const auto& literal = instr.attrs().literal;
-  if (!literal || !literal->shape().IsArray()) return Invalid(instr, "has no array literal");
+  if (!literal || !literal->shape().IsArray())
+    return InvalidInstruction(instr, "has no array literal");
   if (literal->elided())
     return UnsupportedInstruction(instr, "a constant whose values were elided");
   const PrimitiveType type = literal->shape().element_type();
   if (type != instr.shape().element_type() ||
       literal->shape().dimensions() != instr.shape().dimensions()) {
-    return Invalid(instr, "literal shape differs from the instruction's");
+    return InvalidInstruction(instr, "literal shape differs from the instruction's");
   }
   if (literal->element_count() == 1) {
     if (IsComplex(type)) {
@@ -356,7 +356,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitConstant(const HloInstruction& instr,
 absl::StatusOr<IrValues> IrEmitter::EmitDynamicSlice(const HloInstruction& instr,
                                                      const IrIndex& index) {
   const HloInstruction* op = instr.operand(0);
-  if (op->shape().rank() != instr.shape().rank()) return Invalid(instr, "rank mismatch");
+  if (op->shape().rank() != instr.shape().rank()) return InvalidInstruction(instr, "rank mismatch");
   ASSIGN_OR_RETURN(IrIndex starts, ClampedStarts(instr, 1, op->shape().dimensions(), Dims(instr)));
   IrIndex from(index.size());
   for (size_t d = 0; d < index.size(); ++d) from[d] = b_.CreateAdd(starts[d], index[d]);
@@ -365,11 +365,11 @@ absl::StatusOr<IrValues> IrEmitter::EmitDynamicSlice(const HloInstruction& instr
 
 absl::StatusOr<IrValues> IrEmitter::EmitDynamicUpdateSlice(const HloInstruction& instr,
                                                            const IrIndex& index) {
-  if (instr.operand_count() < 2) return Invalid(instr, "needs an operand and an update");
+  if (instr.operand_count() < 2) return InvalidInstruction(instr, "needs an operand and an update");
   const HloInstruction* op = instr.operand(0);
   const HloInstruction* update = instr.operand(1);
   const int64_t rank = instr.shape().rank();
-  if (update->shape().rank() != rank) return Invalid(instr, "rank mismatch");
+  if (update->shape().rank() != rank) return InvalidInstruction(instr, "rank mismatch");
   ASSIGN_OR_RETURN(IrIndex starts,
                    ClampedStarts(instr, 2, Dims(instr), update->shape().dimensions()));
   Value* inside = b_.getTrue();
@@ -386,7 +386,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitDynamicUpdateSlice(const HloInstruction&
 
 absl::StatusOr<IrValues> IrEmitter::EmitGather(const HloInstruction& instr, const IrIndex& index) {
   if (instr.operand_count() != 2 || !instr.attrs().gather_dimension_numbers) {
-    return Invalid(instr, "needs an operand, indices and dimension numbers");
+    return InvalidInstruction(instr, "needs an operand, indices and dimension numbers");
   }
   const HloInstruction* op = instr.operand(0);
   const HloInstruction* indices = instr.operand(1);
@@ -395,14 +395,14 @@ absl::StatusOr<IrValues> IrEmitter::EmitGather(const HloInstruction& instr, cons
   const int64_t rank = op->shape().rank();
   const int64_t indices_rank = indices->shape().rank();
   if (!IsInteger(indices->shape().element_type()))
-    return Invalid(instr, "indices must be integers");
+    return InvalidInstruction(instr, "indices must be integers");
   if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices_rank ||
       static_cast<int64_t>(slice_sizes.size()) != rank ||
       !AllInRange(dn.offset_dims, index.size()) || !AllInRange(dn.start_index_map, rank) ||
       !AllInRange(dn.operand_batching_dims, rank) ||
       !AllInRange(dn.start_indices_batching_dims, indices_rank) ||
       dn.operand_batching_dims.size() != dn.start_indices_batching_dims.size()) {
-    return Invalid(instr, "dimension numbers do not fit the shapes");
+    return InvalidInstruction(instr, "dimension numbers do not fit the shapes");
   }
   std::vector<int64_t> index_batch_dims;  // indices dimensions holding batch positions
   for (int64_t d = 0; d < indices_rank; ++d) {
@@ -417,7 +417,7 @@ absl::StatusOr<IrValues> IrEmitter::EmitGather(const HloInstruction& instr, cons
   if (batch_dims.size() != index_batch_dims.size() ||
       offset_operand_dims.size() != dn.offset_dims.size() ||
       static_cast<int64_t>(dn.start_index_map.size()) != vector_size) {
-    return Invalid(instr, "dimension numbers do not fit the shapes");
+    return InvalidInstruction(instr, "dimension numbers do not fit the shapes");
   }
   IrIndex position(indices_rank, I64(0));
   for (size_t k = 0; k < batch_dims.size(); ++k)
@@ -557,13 +557,14 @@ absl::StatusOr<IrValues> IrEmitter::EmitFloatMaxMinReduce(
 absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, const IrIndex& index) {
   const int64_t n = instr.operand_count() / 2;
   if (n < 1 || instr.operand_count() != 2 * n || instr.called_computations().size() != 1) {
-    return Invalid(instr, "needs inputs, as many init values and one computation");
+    return InvalidInstruction(instr, "needs inputs, as many init values and one computation");
   }
   const HloComputation& reducer = *instr.called_computations()[0];
   const Shape& input = instr.operand(0)->shape();
   const std::vector<int64_t> reduced_dims =
       instr.attrs().dimensions.value_or(std::vector<int64_t>{});
-  if (!AllInRange(reduced_dims, input.rank())) return Invalid(instr, "bad dimensions={...}");
+  if (!AllInRange(reduced_dims, input.rank()))
+    return InvalidInstruction(instr, "bad dimensions={...}");
   std::vector<int64_t> reduced_sizes;
   for (int64_t d = 0; d < input.rank(); ++d) {
     if (Contains(reduced_dims, d)) reduced_sizes.push_back(input.dimensions(d));
@@ -580,7 +581,8 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, cons
   for (int64_t i = 0; i < n; ++i) {
     const PrimitiveType init_type = instr.operand(n + i)->shape().element_type();
     const HloInstruction* p = reducer.parameter_instruction(i);
-    if (p == nullptr || !p->shape().IsScalar()) return Invalid(instr, "bad reducer parameters");
+    if (p == nullptr || !p->shape().IsScalar())
+      return InvalidInstruction(instr, "bad reducer parameters");
     const PrimitiveType acc_type = p->shape().element_type();
     ASSIGN_OR_RETURN(Value * init, EmitOne(*instr.operand(n + i), {}));
     ASSIGN_OR_RETURN(init, Convert(instr, init_type, acc_type, init));
@@ -599,7 +601,8 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduce(const HloInstruction& instr, cons
       args.push_back(x);
     }
     ASSIGN_OR_RETURN(IrValues result, EmitConvertingCall(reducer, args, types, instr));
-    if (static_cast<int64_t>(result.size()) != n) return Invalid(instr, "reducer result count");
+    if (static_cast<int64_t>(result.size()) != n)
+      return InvalidInstruction(instr, "reducer result count");
     // A float sum may be reassociated, as XLA:CPU's reductions are: LLVM
     // then vectorizes the loop with several partial sums (the result can
     // differ from the interpreter's sequential order in the last bits; it
@@ -634,20 +637,20 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduceWindow(const HloInstruction& instr
                                                      const IrIndex& index) {
   const int64_t n = instr.operand_count() / 2;
   if (n < 1 || instr.operand_count() != 2 * n || instr.called_computations().size() != 1) {
-    return Invalid(instr, "needs inputs, as many init values and one computation");
+    return InvalidInstruction(instr, "needs inputs, as many init values and one computation");
   }
   const HloComputation& reducer = *instr.called_computations()[0];
   const Shape& input = instr.operand(0)->shape();
   static const Window kNoWindow;
   const Window& window = instr.attrs().window ? *instr.attrs().window : kNoWindow;
   if (static_cast<int64_t>(window.dimensions.size()) != input.rank()) {
-    return Invalid(instr, "window rank differs from the input's");
+    return InvalidInstruction(instr, "window rank differs from the input's");
   }
   std::vector<int64_t> sizes;
   for (const WindowDimension& w : window.dimensions) {
     if (w.window_reversal) return UnsupportedInstruction(instr, "window reversal");
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) {
-      return Invalid(instr, "window strides and dilations must be positive");
+      return InvalidInstruction(instr, "window strides and dilations must be positive");
     }
     sizes.push_back(w.size);
   }
@@ -657,7 +660,8 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduceWindow(const HloInstruction& instr
   for (int64_t i = 0; i < n; ++i) {
     const PrimitiveType init_type = instr.operand(n + i)->shape().element_type();
     const HloInstruction* p = reducer.parameter_instruction(i);
-    if (p == nullptr || !p->shape().IsScalar()) return Invalid(instr, "bad reducer parameters");
+    if (p == nullptr || !p->shape().IsScalar())
+      return InvalidInstruction(instr, "bad reducer parameters");
     ASSIGN_OR_RETURN(Value * init, EmitOne(*instr.operand(n + i), {}));
     inits.push_back(init);
     ASSIGN_OR_RETURN(Value * converted, Convert(instr, init_type, p->shape().element_type(), init));
@@ -701,7 +705,8 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduceWindow(const HloInstruction& instr
       args.push_back(b_.CreateLoad(acc[i]->getAllocatedType(), acc[i]));
     args.insert(args.end(), xs.begin(), xs.end());
     ASSIGN_OR_RETURN(IrValues result, EmitConvertingCall(reducer, args, types, instr));
-    if (static_cast<int64_t>(result.size()) != n) return Invalid(instr, "reducer result count");
+    if (static_cast<int64_t>(result.size()) != n)
+      return InvalidInstruction(instr, "reducer result count");
     const Shape& root = reducer.root_instruction()->shape();
     for (int64_t i = 0; i < n; ++i) {
       const PrimitiveType result_type =
@@ -722,7 +727,8 @@ absl::StatusOr<IrValues> IrEmitter::EmitReduceWindow(const HloInstruction& instr
 }
 
 absl::StatusOr<IrValues> IrEmitter::EmitMap(const HloInstruction& instr, const IrIndex& index) {
-  if (instr.called_computations().size() != 1) return Invalid(instr, "needs one computation");
+  if (instr.called_computations().size() != 1)
+    return InvalidInstruction(instr, "needs one computation");
   IrValues args;
   std::vector<PrimitiveType> types;
   for (const HloInstruction* op : instr.operands()) {
@@ -732,7 +738,8 @@ absl::StatusOr<IrValues> IrEmitter::EmitMap(const HloInstruction& instr, const I
   }
   const HloComputation& f = *instr.called_computations()[0];
   ASSIGN_OR_RETURN(IrValues result, EmitConvertingCall(f, args, types, instr));
-  if (result.size() != 1) return Invalid(instr, "the computation must return one scalar");
+  if (result.size() != 1)
+    return InvalidInstruction(instr, "the computation must return one scalar");
   ASSIGN_OR_RETURN(Value * v, Convert(instr, f.root_instruction()->shape().element_type(),
                                       instr.shape().element_type(), result[0]));
   return IrValues{v};

@@ -19,6 +19,10 @@
 
 namespace xlite::codegen {
 
+absl::Status InvalidInstruction(const HloInstruction& instr, absl::string_view what) {
+  return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", what);
+}
+
 absl::Status UnsupportedInstruction(const HloInstruction& instr, absl::string_view what) {
   return Unimplemented(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", what,
                        " is not supported by the CPU code generator");

@@ -39,6 +39,8 @@ using IrValues = std::vector<llvm::Value*>;  // one per array leaf
 
 // "opcode 'name': <what> is not supported by the CPU code generator".
 absl::Status UnsupportedInstruction(const HloInstruction& instr, absl::string_view what);
+// "opcode 'name': <what>" as InvalidArgument: input the emitters cannot mean.
+absl::Status InvalidInstruction(const HloInstruction& instr, absl::string_view what);
 
 // What LLVM may do with a loop (its llvm.loop metadata): `unroll` false
 // keeps a short loop LLVM would otherwise unroll fully (and then vectorize the

@@ -28,10 +28,6 @@ namespace {
 
 using llvm::Value;
 
-absl::Status Invalid(const HloInstruction& instr, absl::string_view what) {
-  return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", what);
-}
-
 // Partitions are ranges of whole granules of elements (in physical order):
 // vector loops stay whole, and with granules of kGranule elements two threads
 // never write one cache line (granules of whole rows may share one line at a
@@ -356,19 +352,21 @@ absl::StatusOr<int64_t> KernelEmitter::Emit(const HloInstruction& instr) {
       return UnsupportedInstruction(instr, absl::StrCat("fusion kind ", instr.attrs().fusion_kind));
     }
     if (instr.called_computations().size() != 1 || instr.called_computations()[0] == nullptr) {
-      return Invalid(instr, "needs one fused computation");
+      return InvalidInstruction(instr, "needs one fused computation");
     }
     const HloComputation& fused = *instr.called_computations()[0];
     if (fused.num_parameters() != num_inputs_) {
-      return Invalid(instr, "operand count differs from the fused computation's parameters");
+      return InvalidInstruction(instr,
+                                "operand count differs from the fused computation's parameters");
     }
     for (int64_t i = 0; i < num_inputs_; ++i) {
-      if (fused.parameter_instruction(i) == nullptr) return Invalid(instr, "missing parameter");
+      if (fused.parameter_instruction(i) == nullptr)
+        return InvalidInstruction(instr, "missing parameter");
       BindInput(fused.parameter_instruction(i), i);
     }
     root = fused.root_instruction();
     if (!root->shape().EqualIgnoringLayout(instr.shape())) {
-      return Invalid(instr, "the fused root's shape differs from the fusion's");
+      return InvalidInstruction(instr, "the fused root's shape differs from the fusion's");
     }
   } else {
     for (int64_t i = 0; i < num_inputs_; ++i) BindInput(instr.operand(i), i);
@@ -467,7 +465,7 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitColumnReduce(const Hlo
         at.insert(at.end(), index.begin(), index.end());
         ASSIGN_OR_RETURN(Value * x, e_.EmitOne(*input, at));
         ASSIGN_OR_RETURN(IrValues result, e_.EmitCall(reducer, {acc, x}, root));
-        if (result.size() != 1) return Invalid(root, "the reducer must give one value");
+        if (result.size() != 1) return InvalidInstruction(root, "the reducer must give one value");
         acc = result[0];
       }
       e_.Store(type, acc, out, offset);
@@ -663,7 +661,7 @@ absl::StatusOr<std::optional<int64_t>> KernelEmitter::EmitTiledTranspose(
 
 absl::StatusOr<int64_t> KernelEmitter::EmitElementalLoop(const HloInstruction& root) {
   const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
-  if (outputs < 1) return Invalid(root, "has no output");
+  if (outputs < 1) return InvalidInstruction(root, "has no output");
   for (int64_t k = 1; k < outputs; ++k) {
     if (buffer_shapes_[num_inputs_ + k].dimensions() != buffer_shapes_[num_inputs_].dimensions()) {
       return UnsupportedInstruction(root, "a tuple result whose elements differ in dimensions");
@@ -930,7 +928,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitDynamicUpdateSlice(const HloInstructi
   if (operand_buffer < 0 || root.operand_count() < 2) return EmitElementalLoop(root);
   const Shape& out_shape = buffer_shapes_[num_inputs_];
   const HloInstruction* update = root.operand(1);
-  if (update->shape().rank() != out_shape.rank()) return Invalid(root, "rank mismatch");
+  if (update->shape().rank() != out_shape.rank()) return InvalidInstruction(root, "rank mismatch");
   Shape update_shape = update->shape();
   update_shape.SetDefaultLayoutIfMissing();
   const Rows update_rows = Rows::Of(update_shape);
@@ -968,10 +966,11 @@ absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
   const int64_t n = (root.operand_count() - 1) / 2;
   if (n < 1 || root.operand_count() != 2 * n + 1 || root.called_computations().size() != 1 ||
       !root.attrs().scatter_dimension_numbers) {
-    return Invalid(root, "needs N inputs, indices, N updates, dimension numbers and a combiner");
+    return InvalidInstruction(
+        root, "needs N inputs, indices, N updates, dimension numbers and a combiner");
   }
   const int64_t outputs = static_cast<int64_t>(buffer_shapes_.size()) - num_inputs_;
-  if (outputs != n) return Invalid(root, "result count differs from the input count");
+  if (outputs != n) return InvalidInstruction(root, "result count differs from the input count");
   const ScatterDimensionNumbers& dn = *root.attrs().scatter_dimension_numbers;
   const HloComputation& combiner = *root.called_computations()[0];
   const HloInstruction* indices = root.operand(n);
@@ -987,7 +986,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
       !in_range(dn.scatter_dims_to_operand_dims, rank) || !in_range(dn.input_batching_dims, rank) ||
       !in_range(dn.scatter_indices_batching_dims, indices_rank) ||
       dn.input_batching_dims.size() != dn.scatter_indices_batching_dims.size()) {
-    return Invalid(root, "dimension numbers do not fit the shapes");
+    return InvalidInstruction(root, "dimension numbers do not fit the shapes");
   }
   auto contains = [](const std::vector<int64_t>& v, int64_t x) {
     return std::find(v.begin(), v.end(), x) != v.end();
@@ -1009,7 +1008,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
   if (static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size()) != vector_size ||
       scatter_dims.size() != index_batch_dims.size() ||
       window_operand_dims.size() != dn.update_window_dims.size()) {
-    return Invalid(root, "dimension numbers do not fit the shapes");
+    return InvalidInstruction(root, "dimension numbers do not fit the shapes");
   }
   std::vector<int64_t> scatter_shape, window_shape, window_size(rank, 1);
   for (int64_t d : scatter_dims) scatter_shape.push_back(updates.dimensions(d));
@@ -1089,7 +1088,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
           }
           ASSIGN_OR_RETURN(IrValues result, e_.EmitConvertingCall(combiner, args, types, root));
           if (static_cast<int64_t>(result.size()) != n) {
-            return Invalid(root, "the combiner must return one value per input");
+            return InvalidInstruction(root, "the combiner must return one value per input");
           }
           const Shape& result_shape = combiner.root_instruction()->shape();
           for (int64_t i = 0; i < n; ++i) {
@@ -1109,7 +1108,8 @@ absl::StatusOr<int64_t> KernelEmitter::EmitScatter(const HloInstruction& root) {
 
 absl::StatusOr<int64_t> KernelEmitter::EmitSelectAndScatter(const HloInstruction& root) {
   if (root.operand_count() != 3 || root.called_computations().size() != 2) {
-    return Invalid(root, "needs an operand, a source, an init value and two computations");
+    return InvalidInstruction(root,
+                              "needs an operand, a source, an init value and two computations");
   }
   const HloInstruction* operand = root.operand(0);
   const HloInstruction* source = root.operand(1);
@@ -1123,13 +1123,13 @@ absl::StatusOr<int64_t> KernelEmitter::EmitSelectAndScatter(const HloInstruction
   static const Window kNoWindow;
   const Window& window = root.attrs().window ? *root.attrs().window : kNoWindow;
   if (static_cast<int64_t>(window.dimensions.size()) != rank || source->shape().rank() != rank) {
-    return Invalid(root, "window rank differs from the operand's");
+    return InvalidInstruction(root, "window rank differs from the operand's");
   }
   std::vector<int64_t> sizes;
   for (const WindowDimension& w : window.dimensions) {
     if (w.window_reversal) return UnsupportedInstruction(root, "window reversal");
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) {
-      return Invalid(root, "window strides and dilations must be positive");
+      return InvalidInstruction(root, "window strides and dilations must be positive");
     }
     sizes.push_back(w.size);
   }
@@ -1180,7 +1180,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitSelectAndScatter(const HloInstruction
                       ASSIGN_OR_RETURN(
                           IrValues r, e_.EmitConvertingCall(select, {kept, v}, {type, type}, root));
                       if (r.size() != 1 || !r[0]->getType()->isIntegerTy(8)) {
-                        return Invalid(root, "select must return pred[]");
+                        return InvalidInstruction(root, "select must return pred[]");
                       }
                       return IrValues{b_.CreateICmpEQ(r[0], b_.getInt8(0))};
                     },
@@ -1203,7 +1203,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitSelectAndScatter(const HloInstruction
             ASSIGN_OR_RETURN(Value * src, e_.EmitOne(*source, s));
             ASSIGN_OR_RETURN(IrValues r, e_.EmitConvertingCall(scatter, {current, src},
                                                                {type, source_type}, root));
-            if (r.size() != 1) return Invalid(root, "scatter must return one value");
+            if (r.size() != 1) return InvalidInstruction(root, "scatter must return one value");
             ASSIGN_OR_RETURN(
                 Value * v,
                 e_.Convert(root, scatter.root_instruction()->shape().element_type(), type, r[0]));
@@ -1281,7 +1281,7 @@ absl::StatusOr<int64_t> KernelEmitter::EmitRngBitGenerator(const HloInstruction&
     return UnsupportedInstruction(root, absl::StrCat("rng algorithm '", algorithm, "'"));
   }
   if (buffer_shapes_.size() != static_cast<size_t>(num_inputs_ + 2)) {
-    return Invalid(root, "the result must be (state, bits)");
+    return InvalidInstruction(root, "the result must be (state, bits)");
   }
   const Shape& state_out = buffer_shapes_[num_inputs_];
   const Shape& bits_shape = buffer_shapes_[num_inputs_ + 1];

@@ -25,6 +25,7 @@
 
 namespace xlite::collectives {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 using testing::OnThreads;
@@ -281,5 +282,6 @@ TEST(CorpusCollectives, LibraryMatchesInterpreterOnCorpusCollectives) {
   EXPECT_GE(tally.compared, 20) << "the corpus should hold at least 20 collectives to compare";
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::collectives

@@ -24,6 +24,7 @@
 
 namespace xlite::collectives {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::OnThreads;
 using testing::RandomLiteral;
@@ -479,5 +480,6 @@ TEST(InProcessCommunicator, InPlaceAllReduce) {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::collectives

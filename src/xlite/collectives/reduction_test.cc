@@ -14,6 +14,7 @@
 
 namespace xlite::collectives {
 namespace {
+namespace XLITE_UNITY_ID {
 
 uint16_t Bf16(float f) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(f) >> 16); }
 float FromBf16(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
@@ -152,5 +153,6 @@ TEST(Reduction, MatchesPlainReductionComputations) {
   EXPECT_EQ(kind_of("  c = s32[] add(a, b)\n  ROOT s = s32[] add(c, b)"), std::nullopt);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::collectives

@@ -10,6 +10,7 @@
 
 namespace xlite::collectives {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using std::chrono::milliseconds;
 
@@ -160,5 +161,6 @@ TEST(Rendezvous, AbortEndsTheRunsMeetingsAtOnceWithTheError) {
   EXPECT_TRUE(rendezvous.Arrive(RendezvousKey{5, 2, {0}}, 0, &value, milliseconds(10)).ok());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::collectives

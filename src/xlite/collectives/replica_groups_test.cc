@@ -10,6 +10,7 @@
 
 namespace xlite::collectives {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using Groups = std::vector<std::vector<int64_t>>;
 
@@ -216,5 +217,6 @@ ENTRY e {
   EXPECT_FALSE(PermutePeersOf(*root->operand(0), LogicalId{0, 0}, small).ok());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::collectives

@@ -26,6 +26,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::CompileText;
 using testing::ExpectAgreesWithInterpreter;
@@ -527,5 +528,6 @@ TEST(AsyncCorpus, ModulesWithAsyncOpsAgreeWithTheInterpreter) {
   EXPECT_EQ(agree, eligible);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

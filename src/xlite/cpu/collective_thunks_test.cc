@@ -13,6 +13,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::CompileText;
 using testing::ParseOrDie;
@@ -450,5 +451,6 @@ TEST(CollectiveThunks, WrongArgumentCountsAndMissingDevicesAreErrors) {
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

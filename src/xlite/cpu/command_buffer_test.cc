@@ -24,6 +24,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 class SimpleExecutor final : public SequenceExecutor {
  public:
@@ -441,5 +442,6 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(after, "commands=3")) << after;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

@@ -13,6 +13,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::Occurrences;
 
@@ -144,5 +145,6 @@ ENTRY e {
   EXPECT_FALSE(changed) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

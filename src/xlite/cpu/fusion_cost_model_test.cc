@@ -11,8 +11,9 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
-class FusionCostModelTest : public testing::Test {
+class FusionCostModelTest : public ::testing::Test {
  protected:
   void Parse(const std::string& text) {
     auto parsed = ParseHloModule(text);
@@ -250,5 +251,6 @@ ENTRY e {
   EXPECT_DOUBLE_EQ(FusionCostModel::ElementCostNs(*Get("w")), 2 * 0.03);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

@@ -10,6 +10,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Fuse(const std::string& text, bool* changed = nullptr) {
   return pass_test::RunPass<LoopFusion>(text, changed, /*then_dce=*/true, PrintOptions::Short());
@@ -387,5 +388,6 @@ TEST(LoopFusion, RespectsTheSizeLimits) {
   testing::ExpectAgreesWithInterpreter(text);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

@@ -13,6 +13,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::CompileText;
 using testing::ParseOrDie;
@@ -351,5 +352,6 @@ TEST(HostTransfers, ThunkDeclaresItsSlicesAndQueuesArePerDevice) {
   EXPECT_EQ(transfers.infeed_size(1), 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

@@ -9,6 +9,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(LibraryLayouts, NonRowMajorDotOperandsAndResultsGetCopies) {
   auto m = testing::ParseOrDie(R"(
@@ -50,5 +51,6 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(text, "f32[3,3]{0,1} copy(f32[3,3]{1,0} %a)")) << text;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

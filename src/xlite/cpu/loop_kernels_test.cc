@@ -15,6 +15,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 struct Compiled {
   std::string thunks;
@@ -317,5 +318,6 @@ TEST(LoopKernels, TheFlagTurnsThemOff) {
   EXPECT_FALSE(ApplyDebugFlag("--xlite_cpu_enable_loop_kernels=perhaps", debug).ok());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

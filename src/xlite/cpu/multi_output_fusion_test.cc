@@ -10,6 +10,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::Occurrences;
 
@@ -274,5 +275,6 @@ ENTRY e {
   EXPECT_FALSE(changed) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

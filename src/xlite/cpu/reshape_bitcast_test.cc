@@ -8,6 +8,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Bitcasts(const std::string& text, bool* changed = nullptr) {
   return pass_test::RunPass<ReshapeToBitcast>(text, changed, /*then_dce=*/true,
@@ -52,5 +53,6 @@ ENTRY e {
   EXPECT_FALSE(changed);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

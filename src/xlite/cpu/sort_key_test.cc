@@ -16,6 +16,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::ParseOrDie;
 
@@ -210,5 +211,6 @@ TEST(SortKeyOf, IeeeKeysWithNaNFallBackToTheComparator) {
   ExpectSortMatchesInterpreter(text, x, "radix_key=0");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

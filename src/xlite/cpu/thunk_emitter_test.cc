@@ -11,6 +11,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using testing::CompileText;
 using testing::ExpectAgreesWithInterpreter;
@@ -357,11 +358,13 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(thunks, "kPoison")) << thunks;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(ThunkEmitter, TupleConstantsAndConvolutionsWithoutSpatialDimensions) {
   testing::ExpectAgreesWithInterpreter(R"(
@@ -382,11 +385,13 @@ ENTRY e {
 })");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(Compiler, ScheduledModulesKeepTheirFusionsAndOrder) {
   const std::string thunks = testing::ExpectAgreesWithInterpreter(R"(
@@ -444,11 +449,13 @@ ENTRY e {
       << (*e)->thunks().ToString();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // change-op-data-type (in the CPU lowering) puts converts around it: LAPACK
 // has no f16/bf16.
@@ -466,11 +473,13 @@ ENTRY e {
   EXPECT_NE(thunks.find("cholesky batch=2 n=4 lower"), std::string::npos) << thunks;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Keeps the allocation below from being optimised away.
 char* volatile out_of_memory_sink = nullptr;
@@ -499,5 +508,6 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(s.message(), "'c'")) << s;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

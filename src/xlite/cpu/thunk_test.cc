@@ -14,6 +14,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 class SimpleExecutor final : public SequenceExecutor {
  public:
@@ -141,5 +142,6 @@ TEST(Thunks, SequencePrintsNestedThunksInExecutionOrder) {
   EXPECT_TRUE(absl::StrContains(text, "003: kPoison")) << text;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

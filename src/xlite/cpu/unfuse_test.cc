@@ -8,6 +8,7 @@
 
 namespace xlite::cpu {
 namespace {
+namespace XLITE_UNITY_ID {
 
 constexpr char kCustomFusion[] = R"(
 HloModule m, is_scheduled=true
@@ -44,5 +45,6 @@ TEST(Unfuse, CustomFusionsBecomeTheirBodiesInPlace) {
 
 TEST(Unfuse, UnfusedModulesRunCompiled) { testing::ExpectAgreesWithInterpreter(kCustomFusion); }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::cpu

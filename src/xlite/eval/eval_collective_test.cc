@@ -12,6 +12,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using eval_test::Ints;
 
@@ -388,5 +389,6 @@ ENTRY e {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

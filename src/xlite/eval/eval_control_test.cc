@@ -11,6 +11,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using eval_test::Doubles;
 using eval_test::Ints;
@@ -338,5 +339,6 @@ ENTRY e {
       << result.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -25,6 +25,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using lapack_test::Adjoint;
 using lapack_test::cd;
@@ -812,5 +813,6 @@ TEST(JaxlibCorpus, LinalgSolveMatchesXlaCpu) {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -32,7 +32,6 @@ absl::Status Invalid(const HloInstruction& instr, const Args&... args) {
   return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", args...);
 }
 
-PrimitiveType TypeOf(const Literal& lit) { return lit.shape().element_type(); }
 const std::vector<int64_t>& DimsOf(const Literal& lit) { return lit.shape().dimensions(); }
 int64_t RankOf(const Literal& lit) { return lit.shape().rank(); }
 
@@ -47,17 +46,6 @@ absl::Status ExpectArray(const HloInstruction& instr, const Literal& lit, absl::
 }
 
 // A zero-filled result for an array-shaped instruction.
-absl::StatusOr<Literal> ArrayResult(const HloInstruction& instr) {
-  if (!instr.shape().IsArray()) {
-    return Invalid(instr, "result must be an array, got ", instr.shape().ToString(false));
-  }
-  // Bounded dynamic dimensions evaluate at their bound.
-  for (int64_t d : instr.shape().dimensions()) {
-    if (d < 0) return Unsupported(instr, "unbounded dynamic dimension");
-  }
-  return ResultLiteral(instr);
-}
-
 absl::Status ExpectSameType(const HloInstruction& instr, const Literal& lit, PrimitiveType type,
                             absl::string_view what) {
   if (TypeOf(lit) == type) return absl::OkStatus();

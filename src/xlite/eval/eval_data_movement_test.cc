@@ -14,6 +14,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Evaluates a whole module.
 absl::StatusOr<Literal> RunModule(absl::string_view text, const std::vector<Literal>& args = {}) {
@@ -319,5 +320,6 @@ TEST(EvalDataMovementTest, ZeroSizedArrays) {
             "{}");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

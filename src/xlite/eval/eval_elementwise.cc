@@ -37,8 +37,6 @@ absl::Status BadOperand(const HloInstruction& instr, int64_t i, absl::string_vie
                          why);
 }
 
-PrimitiveType TypeOf(const Literal& lit) { return lit.shape().element_type(); }
-
 // Index of element `i` of the result in an operand that is either the same
 // shape as the result or a broadcast scalar.
 struct Input {
@@ -62,18 +60,6 @@ absl::StatusOr<Input> ArrayInput(const HloInstruction& instr, Operands operands,
   return BadOperand(instr, i,
                     absl::StrCat("has shape ", lit->shape().ToString(false),
                                  ", expected dimensions of ", result.ToString(false)));
-}
-
-absl::StatusOr<Literal> ArrayResult(const HloInstruction& instr) {
-  if (!instr.shape().IsArray()) {
-    return InvalidArgument(HloOpcodeString(instr.opcode()), " '", instr.name(),
-                           "': result must be an array, got ", instr.shape().ToString(false));
-  }
-  // Bounded dynamic dimensions evaluate at their bound.
-  for (int64_t d : instr.shape().dimensions()) {
-    if (d < 0) return Unsupported(instr, "unbounded dynamic dimension");
-  }
-  return ResultLiteral(instr);
 }
 
 absl::Status UnsupportedType(const HloInstruction& instr, PrimitiveType type) {

@@ -16,6 +16,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Evaluates `body` as the entry computation of a module.
 absl::StatusOr<Literal> Evaluated(absl::string_view body, const std::vector<Literal>& args = {}) {
@@ -514,5 +515,6 @@ TEST(EvalElementwiseTest, BadInputIsAnErrorNotACrash) {
             0u);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

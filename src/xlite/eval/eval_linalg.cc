@@ -999,9 +999,9 @@ absl::StatusOr<Literal> EvalCholesky(const HloInstruction& instr,
 // TopK.
 
 // A key whose signed order is the element type's total order.
-class TotalOrderKey {
+class TotalOrderKeyOf {
  public:
-  explicit TotalOrderKey(PrimitiveType type) : type_(type), format_(GetFloatFormat(type)) {}
+  explicit TotalOrderKeyOf(PrimitiveType type) : type_(type), format_(GetFloatFormat(type)) {}
 
   int64_t operator()(const Literal& lit, int64_t i) const {
     if (format_) {
@@ -1037,7 +1037,7 @@ absl::StatusOr<Literal> EvalTopK(const HloInstruction& instr,
   Literal& values = result.tuple_elements()[0];
   Literal& indices = result.tuple_elements()[1];
   const int64_t rows = n == 0 ? 0 : operand.element_count() / n;
-  const TotalOrderKey key(type);
+  const TotalOrderKeyOf key(type);
   std::vector<int64_t> keys(n);
   std::vector<int64_t> order(n);
   for (int64_t row = 0; row < rows; ++row) {

@@ -15,6 +15,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using eval_test::Array;
 using eval_test::Doubles;
@@ -701,5 +702,6 @@ TEST(EvalBatchNorm, GradWithNoElementsPerFeatureIsZero) {
   ExpectNear(r->tuple_elements()[2], {0, 0});
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -99,7 +99,7 @@ int StreamWidth(PrimitiveType type) { return PrimitiveBitWidth(type) <= 32 ? 32 
 
 uint64_t LowBitsMask(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
 
-int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+int64_t RangeProduct(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t i = begin; i < end; ++i) p *= dims[i];
   return p;
@@ -142,9 +142,9 @@ PairSplit SplitIntoPairs(const std::vector<int64_t>& dims) {
       if (dims[i] > dims[dim]) dim = static_cast<int64_t>(i);
     }
   }
-  split.outer = Product(dims, 0, dim);
+  split.outer = RangeProduct(dims, 0, dim);
   split.size = dims[dim];
-  split.inner = Product(dims, dim + 1, dims.size());
+  split.inner = RangeProduct(dims, dim + 1, dims.size());
   return split;
 }
 
@@ -154,7 +154,7 @@ std::vector<uint64_t> ThreefryValues(uint64_t key, uint64_t& counter,
                                      const std::vector<int64_t>& dims, int width) {
   const Threefry2x32Block key_words = {Low32(key), High32(key)};
   auto block = [&](uint64_t c) { return Threefry2x32(key_words, {Low32(c), High32(c)}); };
-  const int64_t count = Product(dims, 0, dims.size());
+  const int64_t count = RangeProduct(dims, 0, dims.size());
   std::vector<uint64_t> values(count);
   if (width == 64) {
     for (int64_t i = 0; i < count; ++i) {

@@ -16,6 +16,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::unique_ptr<HloModule> Parse(const std::string& text) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, "t.hlo");
@@ -295,5 +296,6 @@ ENTRY e {
   EXPECT_EQ(Bits(result->tuple_elements()[2]), (std::vector<uint64_t>{0x7012395 + 6, 0}));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

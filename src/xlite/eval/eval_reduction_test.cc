@@ -14,6 +14,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using eval_test::Array;
 using eval_test::Doubles;
@@ -529,5 +530,6 @@ TEST(EvalScan, BodyOfTheWrongTypeIsAnError) {
   EXPECT_FALSE(r.ok());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

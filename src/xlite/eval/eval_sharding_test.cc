@@ -14,6 +14,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using eval_test::Doubles;
 using eval_test::F32;
@@ -333,5 +334,6 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(out.status().message(), "named")) << out.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

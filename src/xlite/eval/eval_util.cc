@@ -183,4 +183,15 @@ std::unique_ptr<HloComputation> LiftToArrays(const HloComputation& scalar_comput
   return lifted;
 }
 
+absl::StatusOr<Literal> ArrayResult(const HloInstruction& instr) {
+  if (!instr.shape().IsArray()) {
+    return InvalidArgument(Where(instr), "result must be an array, got ",
+                           instr.shape().ToString(false));
+  }
+  for (int64_t d : instr.shape().dimensions()) {
+    if (d < 0) return Unsupported(instr, "unbounded dynamic dimension");
+  }
+  return ResultLiteral(instr);
+}
+
 }  // namespace xlite::eval

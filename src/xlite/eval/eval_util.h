@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "xlite/ir/computation.h"
 #include "xlite/ir/literal.h"
@@ -24,6 +25,12 @@ std::string Where(const HloInstruction& instr);
 
 // Same element types and dimensions (recursively for tuples); layouts ignored.
 bool SameDimensionsAndType(const Shape& a, const Shape& b);
+
+inline PrimitiveType TypeOf(const Literal& lit) { return lit.shape().element_type(); }
+
+// A literal of `instr`'s array shape, bounded dynamic dimensions at their
+// bound; an error for a tuple result or an unbounded dimension.
+absl::StatusOr<Literal> ArrayResult(const HloInstruction& instr);
 
 // Shape checks for the families whose index arithmetic relies on them
 // (after these, every index computed from the shapes is in bounds):

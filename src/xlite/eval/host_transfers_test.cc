@@ -9,6 +9,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 Literal S32(std::vector<int64_t> values) {
   Literal l(Shape::Array(PrimitiveType::S32, {static_cast<int64_t>(values.size())}));
@@ -96,5 +97,6 @@ ENTRY e {
   EXPECT_NE(first.ToStringOneline(), a.Recv(recv)->ToStringOneline());  // fresh per call
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -18,6 +18,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using kernel_test::RandomBuffer;
 using kernel_test::UnitRoundoff;
@@ -263,5 +264,6 @@ TEST(Convolution, InvalidShapesAreErrors) {
   EXPECT_TRUE(absl::IsUnimplemented(forced)) << forced;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

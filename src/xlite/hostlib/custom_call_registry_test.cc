@@ -8,6 +8,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(CustomCallRegistry, HoldsJaxlibsLapackTargets) {
   const std::vector<std::string> targets = CustomCallRegistry::Global().Targets();
@@ -86,5 +87,6 @@ TEST(CustomCallRegistry, UnsupportedTargetsSayWhy) {
   EXPECT_FALSE(UnsupportedCustomCallReason("my_target").has_value());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

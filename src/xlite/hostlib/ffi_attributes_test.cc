@@ -9,6 +9,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 FfiAttributes Parse(const std::string& text) {
   absl::StatusOr<FfiAttributes> attrs = ParseFfiAttributes(text);
@@ -133,5 +134,6 @@ TEST(FfiAttributes, Errors) {
   EXPECT_NE(ErrorOf("{uplo = 76 : ui9}").find("column "), std::string::npos);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

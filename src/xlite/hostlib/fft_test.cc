@@ -14,6 +14,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using Wide = std::complex<long double>;
 
@@ -146,5 +147,6 @@ TEST(Fft, Errors) {
   EXPECT_TRUE(absl::IsInvalidArgument(Fft(FftType::kFft, ElementType::kF32, 1, negative, &x, &x)));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

@@ -14,6 +14,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 constexpr ElementType kNarrow[] = {
     ElementType::kF16,        ElementType::kBF16,       ElementType::kF8E5M2,
@@ -86,5 +87,6 @@ TEST(FloatConvert, BulkConversionsRoundTrip) {
   EXPECT_EQ(e4m3[1], 0xfe);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

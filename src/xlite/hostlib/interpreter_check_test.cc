@@ -34,6 +34,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 
@@ -507,5 +508,6 @@ ENTRY e {
   EXPECT_EQ(Compare(ref->result, Literal::Tuple(std::move(parts)), 0), "");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

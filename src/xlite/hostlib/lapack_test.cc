@@ -13,6 +13,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using lapack_test::Adjoint;
 using lapack_test::cd;
@@ -577,5 +578,6 @@ TEST(LapackEmpty, EmptyBatchesTouchNoMemoryButCheckArguments) {
   EXPECT_EQ(info, (std::vector<int32_t>{0, 0}));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

@@ -15,6 +15,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using cd = std::complex<double>;
 
@@ -178,5 +179,6 @@ TEST(LinalgOps, UnsupportedTypesAndNegativeDimensions) {
                                                       &x, &x, &x)));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

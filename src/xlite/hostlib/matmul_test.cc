@@ -17,6 +17,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using kernel_test::RandomBuffer;
 using kernel_test::UnitRoundoff;
@@ -356,5 +357,6 @@ TEST(Matmul, Errors) {
   EXPECT_TRUE(absl::IsInvalidArgument(huge)) << huge;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

@@ -18,6 +18,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using kernel_test::RandomBuffer;
 using E = ElementType;
@@ -155,5 +156,6 @@ TEST(OneDnnConcurrency, ResultsHoldWhenTheThreadBudgetChanges) {
   SetHostThreads(0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

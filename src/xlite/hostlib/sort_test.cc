@@ -20,6 +20,7 @@
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Operand 0 (float keys) ascending; ties by nothing (stability decides).
 bool FloatLess(const void* const* e, void*) {
@@ -328,5 +329,6 @@ TEST(TopK, Errors) {
   EXPECT_TRUE(absl::IsUnimplemented(TopK(ElementType::kC64, 1, 1, 1, true, &x, &x, &i)));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

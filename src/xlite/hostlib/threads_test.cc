@@ -10,6 +10,7 @@ extern "C" int omp_get_max_threads(void);  // libgomp, oneDNN's OpenMP runtime
 
 namespace xlite::hostlib {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // OpenBLAS's own threads would spin beside the runtime's: its pthreads build
 // (Debian's default, the one hostlib confines) runs on the calling thread
@@ -75,5 +76,6 @@ TEST(HostThreads, ScopedLimitNarrowsOneCallsTeamAndRestoresTheBudget) {
   SetHostThreads(0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::hostlib

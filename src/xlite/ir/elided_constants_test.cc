@@ -5,6 +5,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(ElidedConstants, FillsWithXlasRunningCounters) {
   auto m = ParseHloModule(R"(HloModule m
@@ -40,5 +41,6 @@ TEST(ElidedConstants, NothingToFillIsANoOp) {
   EXPECT_TRUE(FillElidedConstants(**m).empty());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(HeapOptional, BehavesAsAnOptionalWithItsValueOnTheHeap) {
   HeapOptional<std::string> empty;
@@ -49,5 +50,6 @@ TEST(HeapOptional, KeepsInstructionsSmall) {
   EXPECT_LT(sizeof(HloInstruction), 2500u);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

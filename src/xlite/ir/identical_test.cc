@@ -10,6 +10,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::unique_ptr<HloModule> Parse(const std::string& text) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "t.hlo");
@@ -141,5 +142,6 @@ TEST(Identical, DeepChainsDoNotExhaustTheStack) {
   EXPECT_TRUE(equal(Find(*m, "a"), Find(*m, "b")));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

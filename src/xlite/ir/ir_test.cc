@@ -9,6 +9,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(PrimitiveType, NamesRoundTrip) {
   for (auto t : {PrimitiveType::PRED, PrimitiveType::S4, PrimitiveType::U64, PrimitiveType::BF16,
@@ -189,5 +190,6 @@ TEST(Computation, MoveInstructionsBefore) {
   EXPECT_EQ(names(), "dcaeb");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

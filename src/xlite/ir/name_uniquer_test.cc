@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The base when free, else the smallest free "<base>.N"; a released name is
 // handed out again.
@@ -62,5 +63,6 @@ TEST(NameUniquer, ReleasedSuffixesComeBackSmallestFirst) {
   EXPECT_EQ(names.Get("f"), "f.102");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -9,6 +9,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 ShardingMesh Mesh(std::vector<std::string> names, std::vector<int64_t> sizes) {
   ShardingMesh m;
@@ -53,5 +54,6 @@ TEST(ValidateShardingMesh, MaximalMeshesHaveNothingElse) {
   EXPECT_EQ(ValidateShardingMesh(m).message(), "a maximal mesh has no axes or device list");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

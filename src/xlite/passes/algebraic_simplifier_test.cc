@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Runs algsimp then dce, verifying after each, and returns the printed module.
 std::string Simplify(const std::string& text, bool* changed = nullptr) {
@@ -275,5 +276,6 @@ ENTRY e {
   EXPECT_NE(out.find("negate(s32[4]{0} %n)"), std::string::npos) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -15,6 +15,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using pass_test::CheckExpansion;
 
@@ -207,5 +208,6 @@ TEST(BatchNormExpander, CorpusBatchNormsMatchTheInterpreter) {
   EXPECT_GT(configurations, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string RunInliner(const std::string& text, bool* changed) {
   return pass_test::RunPass<CallInliner>(text, changed);
@@ -142,5 +143,6 @@ ENTRY e {
   EXPECT_NE(out.find("to_apply=%add"), std::string::npos) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -11,6 +11,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The registered form, as the registry builds it.
 class HostLinalgDataType : public HloPass {
@@ -180,5 +181,6 @@ TEST(ChangeOpDataType, CorpusCholeskyModulesMatchTheInterpreter) {
   EXPECT_GT(changed_modules, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Fold(const std::string& text, bool* changed) {
   return pass_test::RunPass<ConstantFolding>(text, changed, true, PrintOptions::Short());
@@ -119,5 +120,6 @@ ENTRY e {
       << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

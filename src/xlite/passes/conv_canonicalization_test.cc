@@ -12,6 +12,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 
@@ -156,5 +157,6 @@ TEST(ConvCanonicalization, KeepsResultsOfTheJaxCorpusConvolutions) {
   EXPECT_GT(convs, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

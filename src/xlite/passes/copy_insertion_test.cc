@@ -13,6 +13,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 struct Inserted {
   std::unique_ptr<HloModule> module;
@@ -596,5 +597,6 @@ TEST(CopyInsertion, ReasonNames) {
   EXPECT_STREQ(CopyReasonName(CopyReason::kNonDistinctOutput), "non-distinct-output");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string RunCse(const std::string& text, bool* changed) {
   return pass_test::RunPass<HloCse>(text, changed, /*then_dce=*/false, PrintOptions::Short());
@@ -174,5 +175,6 @@ ENTRY e {
   EXPECT_EQ(out.find("f2"), std::string::npos) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Runs dce (verifying after it, as every pass test does) and returns the
 // printed module.
@@ -71,5 +72,6 @@ ENTRY e {
   EXPECT_FALSE(changed);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

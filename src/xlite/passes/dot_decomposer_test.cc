@@ -13,6 +13,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 
@@ -243,5 +244,6 @@ TEST(DotDecomposer, KeepsResultsOfTheJaxCorpusDots) {
   EXPECT_GT(dots, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

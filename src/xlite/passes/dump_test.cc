@@ -13,6 +13,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 
@@ -119,5 +120,6 @@ TEST(Flags, XlaFlagsThenCommandLineWhichWins) {
   EXPECT_FALSE(ReadDebugOptions(bad_re).ok());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

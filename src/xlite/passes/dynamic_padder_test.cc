@@ -15,6 +15,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using pass_test::CheckExpansion;
 using pass_test::CompareBitwise;
@@ -326,5 +327,6 @@ TEST(DynamicPadder, XlaCorpus) {
   EXPECT_GE(padded, static_cast<int>(expected.size()));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -13,6 +13,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(Expanders, RunInOrder) {
   HloPassPipeline pipeline("expanders");
@@ -83,5 +84,6 @@ ENTRY e {
       "");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Flatten(const std::string& text, bool* changed) {
   return pass_test::RunPass<FlattenCallGraph>(text, changed, false, PrintOptions::Short());
@@ -84,5 +85,6 @@ ENTRY e {
   EXPECT_FALSE(changed);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

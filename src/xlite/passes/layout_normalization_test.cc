@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Normalize(const std::string& text, bool* changed = nullptr) {
   return pass_test::RunPass<LayoutNormalization>(text, changed, /*then_dce=*/false);
@@ -116,5 +117,6 @@ TEST(LayoutNormalization, ScheduledModulesStay) {
   EXPECT_FALSE(changed);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

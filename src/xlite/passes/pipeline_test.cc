@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Changes the module the first `times` runs (renames it), then reports no change.
 class CountdownPass : public HloPass {
@@ -107,5 +108,6 @@ TEST(Pipeline, NestedPipelinesRecordTheirPasses) {
   EXPECT_EQ(outer.records().size(), 2u);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -12,6 +12,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The interpreter accumulates every dot in f64 and rounds once; the masked
 // dense dot adds exact zeros besides: the equivalence tests' 1e-6.
@@ -145,5 +146,6 @@ TEST(RaggedDotRewriter, CorpusRaggedDotsMatchTheInterpreter) {
   EXPECT_EQ(changed_modules, static_cast<int>(files.size()));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

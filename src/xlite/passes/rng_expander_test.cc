@@ -14,6 +14,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using pass_test::CheckExpansion;
 using pass_test::CompareBitwise;
@@ -225,5 +226,6 @@ TEST(RngExpander, CorpusModulesWithRngAreBitwiseTheInterpreters) {
   EXPECT_GT(modules, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

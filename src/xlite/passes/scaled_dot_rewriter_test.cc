@@ -13,6 +13,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Exact products in both; the interpreter's dots accumulate in f64 either
 // way: the equivalence tests' relative 1e-6.
@@ -136,5 +137,6 @@ TEST(ScaledDotRewriter, CorpusScaledDotsMatchTheInterpreter) {
   EXPECT_EQ(changed_modules, static_cast<int>(files.size()));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -14,6 +14,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using pass_test::CheckExpansion;
 using pass_test::CompareBitwise;
@@ -340,5 +341,6 @@ TEST(ScanExpander, CorpusModulesWithScanAreBitwiseTheInterpreters) {
   EXPECT_EQ(scans, static_cast<int>(files.size()));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

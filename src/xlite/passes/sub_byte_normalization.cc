@@ -13,18 +13,18 @@
 namespace xlite {
 namespace {
 
-using Mode = SubByteNormalization::Mode;
+using SubByteMode = SubByteNormalization::Mode;
 
-bool UpdateShape(Shape& shape, Mode mode);
+bool UpdateShape(Shape& shape, SubByteMode mode);
 
 // The element size `mode` wants on a layout of `type`.
-int64_t WantedElementSize(PrimitiveType type, Mode mode) {
-  if (mode == Mode::kRemoveElementSize || !IsArrayType(type)) return 0;
+int64_t WantedElementSize(PrimitiveType type, SubByteMode mode) {
+  if (mode == SubByteMode::kRemoveElementSize || !IsArrayType(type)) return 0;
   const int bits = PrimitiveBitWidth(type);
   return bits < 8 ? bits : 0;
 }
 
-bool UpdateLayout(Layout& layout, PrimitiveType type, Mode mode) {
+bool UpdateLayout(Layout& layout, PrimitiveType type, SubByteMode mode) {
   bool changed = false;
   const int64_t wanted = WantedElementSize(type, mode);
   if (layout.element_size_in_bits != wanted) {
@@ -43,7 +43,7 @@ bool UpdateLayout(Layout& layout, PrimitiveType type, Mode mode) {
 }
 
 // True if a layout in `shape` changed.
-bool UpdateShape(Shape& shape, Mode mode) {
+bool UpdateShape(Shape& shape, SubByteMode mode) {
   bool changed = false;
   for (Shape& element : shape.mutable_tuple_shapes()) changed |= UpdateShape(element, mode);
   if (shape.IsArray() && shape.has_layout()) {
@@ -55,7 +55,7 @@ bool UpdateShape(Shape& shape, Mode mode) {
 // `literal` with its shape's layouts updated, when any changes (literals
 // hold elements unpacked whatever their layout says, so the bytes carry
 // over as they are).
-std::optional<Literal> UpdateLiteral(const Literal& literal, Mode mode) {
+std::optional<Literal> UpdateLiteral(const Literal& literal, SubByteMode mode) {
   Shape shape = literal.shape();
   if (!UpdateShape(shape, mode)) return std::nullopt;
   if (shape.IsTuple()) {
@@ -107,7 +107,8 @@ absl::Status CheckNoPackedReinterpretation(const HloModule& module) {
 }  // namespace
 
 absl::StatusOr<bool> SubByteNormalization::Run(HloModule& module) {
-  if (mode_ == Mode::kRemoveElementSize) RETURN_IF_ERROR(CheckNoPackedReinterpretation(module));
+  if (mode_ == SubByteMode::kRemoveElementSize)
+    RETURN_IF_ERROR(CheckNoPackedReinterpretation(module));
   bool changed = false;
   for (const auto& computation : module.computations()) {
     for (const auto& instr : computation->instructions()) {

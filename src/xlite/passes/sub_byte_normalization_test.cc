@@ -15,6 +15,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using pass_test::CheckExpansion;
 using pass_test::CompareBitwise;
@@ -238,5 +239,6 @@ TEST(SubByteNormalization, CorpusModulesWithElementSizesKeepTheirValues) {
   EXPECT_GT(equal, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Fold(const std::string& text, bool* changed = nullptr) {
   return pass_test::RunPass<TransposeFolding>(text, changed);
@@ -110,5 +111,6 @@ ENTRY e {
   EXPECT_NE(out.find("ROOT %d = "), std::string::npos) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

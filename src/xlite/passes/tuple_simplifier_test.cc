@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Runs tuple-simplifier then dce, verifying after each; returns the printed
 // module and whether tuple-simplifier changed it.
@@ -85,5 +86,6 @@ ENTRY e {
   EXPECT_NE(out.find("tuple(f32[4]{0} %g0, f32[4]{0} %g1)"), std::string::npos) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // jax.b380442861's shape: a 1000-element reduce of iotas, recomputed in
 // every iteration, though it reads nothing the loop changes.
@@ -103,5 +104,6 @@ ENTRY e {
   EXPECT_FALSE(cheap_changed);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -11,6 +11,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // A counter, an accumulator, a constant bound the condition reads, a
 // constant step the body reads, and an iota the body reads one element of:
@@ -277,5 +278,6 @@ TEST(WhileLoopSimplifier, KeepsStateSomethingReads) {
   EXPECT_NE(simplified.find("get-tuple-element(w), index=2"), std::string::npos) << simplified;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string RunZeroSized(const std::string& text, bool* changed) {
   return pass_test::RunPass<ZeroSizedHloElimination>(text, changed);
@@ -81,5 +82,6 @@ ENTRY e {
   EXPECT_NE(out.find("%n = f32[3]{0} negate(f32[3]{0} %q)"), std::string::npos) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

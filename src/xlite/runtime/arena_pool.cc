@@ -9,14 +9,14 @@
 namespace xlite::runtime {
 namespace {
 
-int64_t RoundUp(int64_t n) {
+int64_t BlockBytes(int64_t n) {
   const int64_t a = ArenaPool::kAlignment;
   return (std::max<int64_t>(n, 1) + a - 1) / a * a;
 }
 
 }  // namespace
 
-ArenaPool::ArenaPool(int64_t bytes, bool poison) : bytes_(RoundUp(bytes)), poison_(poison) {}
+ArenaPool::ArenaPool(int64_t bytes, bool poison) : bytes_(BlockBytes(bytes)), poison_(poison) {}
 
 ArenaPool::~ArenaPool() {
   for (std::atomic<uint8_t*>& slot : slots_) std::free(slot.exchange(nullptr));

@@ -11,6 +11,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(ArenaPool, ReturnedArenaIsReused) {
   ArenaPool pool(1000);
@@ -106,5 +107,6 @@ TEST(ArenaPool, ThreadsNeverShareALease) {
   EXPECT_LE(pool.cached(), ArenaPool::kSlots);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

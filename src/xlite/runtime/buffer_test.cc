@@ -12,6 +12,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 Shape F32(std::vector<int64_t> dims) { return Shape::Array(PrimitiveType::F32, std::move(dims)); }
 
@@ -331,5 +332,6 @@ TEST(Buffer, LargeBlocksAreReusedBySameSizedBuffers) {
   ::operator delete(other, std::align_val_t(kBufferAlignment));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

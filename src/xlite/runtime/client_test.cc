@@ -17,6 +17,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(Client, DefaultBudgetIsTheCoresThisProcessMayUse) {
   cpu_set_t set;
@@ -176,5 +177,6 @@ void CheckBudget(int threads) {
 TEST(Client, CpuTimeStaysWithinOneThread) { CheckBudget(1); }
 TEST(Client, CpuTimeStaysWithinTwoThreads) { CheckBudget(2); }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

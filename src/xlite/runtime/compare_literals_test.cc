@@ -5,6 +5,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 Literal Vector(PrimitiveType t, std::vector<double> v) {
   Literal l(Shape::Array(t, {static_cast<int64_t>(v.size())}));
@@ -84,5 +85,6 @@ TEST(CompareLiterals, DynamicDimensionsAtTheirBounds) {
   EXPECT_TRUE(absl::StrContains(other.ToString(), "shape s32[<=3] vs s32[4]")) << other.ToString();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

@@ -27,6 +27,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using cpu::BufferUse;
 using ::xlite::BufferSlice;
@@ -330,5 +331,6 @@ TEST(ConcurrentCorpus, ResultsAreBitwiseThoseOfTheSequentialExecutor) {
   EXPECT_GT(with_overlap, 0) << "no program ran under the concurrent executor";
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

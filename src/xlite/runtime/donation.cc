@@ -9,7 +9,7 @@
 namespace xlite::runtime {
 namespace {
 
-Shape WithLayout(Shape shape) {
+Shape WithDefaultLayout(Shape shape) {
   shape.SetDefaultLayoutIfMissing();
   return shape;
 }
@@ -84,7 +84,7 @@ absl::StatusOr<DonationRules> DonationRules::Create(absl::Span<const Shape> para
   auto& output_of = rules.output_of_;
   absl::Status status;
   for (int64_t p = 0; p < static_cast<int64_t>(parameter_shapes.size()); ++p) {
-    const Shape shape = WithLayout(parameter_shapes[p]);
+    const Shape shape = WithDefaultLayout(parameter_shapes[p]);
     ForEachSubshape(shape, [&](const Shape& sub, const ShapeIndex& index) {
       // Tokens order effects and hold no data: no argument buffer (as for
       // outputs).
@@ -105,7 +105,7 @@ absl::StatusOr<DonationRules> DonationRules::Create(absl::Span<const Shape> para
     });
   }
   if (!status.ok()) return status;
-  ForEachSubshape(WithLayout(result_shape), [&](const Shape& sub, const ShapeIndex& index) {
+  ForEachSubshape(WithDefaultLayout(result_shape), [&](const Shape& sub, const ShapeIndex& index) {
     if (!sub.IsArray()) return;
     output_of[index] = static_cast<int64_t>(rules.outputs_.size());
     OutputLeaf& leaf = rules.outputs_.emplace_back();

@@ -27,6 +27,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 
@@ -266,5 +267,6 @@ TEST(DonationCorpus, JaxProgramsInThreeForms) {
   EXPECT_GT(tally.aliased_arguments, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

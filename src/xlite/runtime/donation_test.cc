@@ -11,6 +11,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using ::testing::HasSubstr;
 
@@ -557,5 +558,6 @@ ENTRY entry {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

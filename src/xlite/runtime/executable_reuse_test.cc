@@ -14,6 +14,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::unique_ptr<Executable> CompileWith(const std::string& text, const DebugOptions& debug) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "test");
@@ -218,5 +219,6 @@ ENTRY e {
   EXPECT_FALSE(wide->runs_in_order());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

@@ -16,6 +16,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::unique_ptr<Executable> CompileOrDie(const std::string& text,
                                          const CompileOptions& options = {}) {
@@ -423,5 +424,6 @@ TEST(Executable, ConcurrentExecuteMayShareOneProfile) {
   for (const ThunkProfile::Entry& entry : entries) EXPECT_EQ(entry.calls, kThreads * kRuns);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

@@ -13,6 +13,7 @@
 
 namespace xlite::runtime {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
   for (int threads : {1, 2, 4}) {
@@ -172,5 +173,6 @@ TEST(ThreadPool, WakeUpLatencyFromSleep) {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::runtime

@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using analysis_test::Find;
 using analysis_test::Parse;
@@ -152,5 +153,6 @@ TEST(MemorySchedulers, EverySchedulerIsATopologicalOrder) {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -17,6 +17,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using analysis_test::Find;
 using analysis_test::Parse;
@@ -533,5 +534,6 @@ TEST(Rematerialization, TheFlagTakesBytes) {
   }
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -11,6 +11,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 using analysis_test::Find;
 using analysis_test::FindComputation;
@@ -298,5 +299,6 @@ TEST(HloSchedule, VerifySequenceNamesWhatIsWrong) {
   EXPECT_FALSE(VerifySchedule(*m, HloSchedule()).ok());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

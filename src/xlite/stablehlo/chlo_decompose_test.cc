@@ -26,6 +26,7 @@
 
 namespace xlite::stablehlo {
 namespace {
+namespace XLITE_UNITY_ID {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -524,5 +525,6 @@ TEST(ChloDecomposeTest, Errors) {
   EXPECT_EQ(status("zeta", PrimitiveType::F32).code(), absl::StatusCode::kUnimplemented);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::stablehlo

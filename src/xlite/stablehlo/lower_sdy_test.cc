@@ -16,6 +16,7 @@
 
 namespace xlite::stablehlo {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Every program here also prints canonically and reads back to the same text.
 void ExpectPrintsAndReadsBack(const std::string& text) {
@@ -465,5 +466,6 @@ TEST(LowerSdy, SdySyntaxErrorsNameThePlace) {
                                 "expected 'out_shardings'"));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::stablehlo

@@ -9,6 +9,7 @@
 
 namespace xlite::stablehlo {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // Imports one program and runs it; returns the run's status.
 absl::Status RunProgram(const std::string& text, Literal* result = nullptr) {
@@ -268,11 +269,13 @@ TEST(Lower, VhloGoldenFeaturesSayUnsupported) {
   EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::stablehlo
 
 namespace xlite::stablehlo {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // JAX's donations: tf.aliasing_output (donate_argnums) becomes
 // input_output_alias, jax.buffer_donor a buffer donor, as XLA imports them.
@@ -318,5 +321,6 @@ TEST(Lower, DonatedArgumentsBecomeAliasesAndDonors) {
       << programs[0].module.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::stablehlo

@@ -7,6 +7,7 @@
 
 namespace xlite::mlir {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The first operation of the first function's body.
 const Operation& FirstOp(const Operation& module, int index = 0) {
@@ -233,5 +234,6 @@ TEST(MlirParser, UnsupportedCustomSyntaxNamesTheOp) {
   EXPECT_NE(e.find("the custom syntax of 'foo.bar' is unsupported"), std::string::npos) << e;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::mlir

@@ -15,6 +15,7 @@
 
 namespace xlite::mlir {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 
@@ -456,5 +457,6 @@ func.func @f(%arg0: tensor<2xf32>, %b: memref<2xf32>) -> tensor<2xf32> {
       << printed;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::mlir

@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // taskset's view, not the machine's: a thread limited to one CPU counts one.
 TEST(UsableCpuCount, FollowsTheAffinityMask) {
@@ -28,5 +29,6 @@ TEST(UsableCpuCount, FollowsTheAffinityMask) {
   EXPECT_EQ(UsableCpuCount(), CPU_COUNT(&all));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

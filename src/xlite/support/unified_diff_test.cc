@@ -4,6 +4,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 TEST(UnifiedDiff, EqualTextsGiveNothing) {
   EXPECT_EQ(UnifiedDiff("a\nb\n", "a\nb\n", "x", "y"), "");
@@ -46,5 +47,6 @@ TEST(UnifiedDiff, RepeatedLinesUseLcs) {
   EXPECT_EQ(diff, "--- x\n+++ y\n@@ -1,3 +1,4 @@\n }\n+x\n }\n }\n");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

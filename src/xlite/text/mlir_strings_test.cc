@@ -7,6 +7,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Read(absl::string_view text, absl::string_view what = "a string") {
   Cursor c(text, "t");
@@ -40,5 +41,6 @@ TEST(MlirStrings, ErrorsNameThePlace) {
   EXPECT_EQ(Read("\"a\\"), "error: t:1:1: unterminated string");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

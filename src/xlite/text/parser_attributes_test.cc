@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Module(const std::string& body) {
   return "HloModule m, entry_computation_layout={(f32[4]{0}, f32[4]{0})->pred[4]{0}}\n\n"
@@ -169,5 +170,6 @@ TEST(ConvKind, CurrentSpellingReadAndPrinted) {
   EXPECT_EQ(Reprint(head + ", conv_kind=unset\n}\n\n"), head + "\n}\n\n");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string ShapeError(const std::string& text) {
   auto s = ParseShape(text);
@@ -67,5 +68,6 @@ TEST(Shapes, ByteSizesThatOverflowInt64AreRejected) {
   EXPECT_EQ(ShapeError("f32[?,1024]"), "ok: f32[?,1024]");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

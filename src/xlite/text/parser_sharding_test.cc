@@ -8,6 +8,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The sharding= text of `p` after a parse and a long-form print, or the error.
 std::string Reprinted(const std::string& sharding, const std::string& shape = "f32[8,8]") {
@@ -145,5 +146,6 @@ TEST(NamedSharding, InvalidShardingsNamePlaceAndRule) {
             at + "a maximal_mesh sharding takes no dimension or axis lists");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

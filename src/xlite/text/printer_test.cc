@@ -10,6 +10,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Print(const std::string& text, const PrintOptions& o) {
   auto m = ParseHloModule(text, "t.hlo");
@@ -134,5 +135,6 @@ TEST(AsyncSugar, WrappedFusionStaysGeneric) {
   EXPECT_EQ(Print(text, PrintOptions::Short()), text);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

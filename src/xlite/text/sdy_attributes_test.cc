@@ -8,6 +8,7 @@
 
 namespace xlite::sdy {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Canonical(absl::string_view text) {
   absl::StatusOr<Attr> a = ParseAttrText(text);
@@ -307,5 +308,6 @@ TEST(SdyToHloShardingTest, ManualAxesFollowTheMeshOrder) {
   EXPECT_TRUE(ToHloSharding(*s, Meshes(), {"data", "model"}).ok());
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::sdy

@@ -4,6 +4,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string Reprint(const std::string& text, PrintOptions o = PrintOptions::Short()) {
   auto m = ParseHloModule(text, "t.hlo");
@@ -138,5 +139,6 @@ TEST(Printer, IotaReplicaGroupsAreCanonical) {
   EXPECT_NE(out.find("replica_groups=[2,4]<=[8], to_apply=add"), std::string::npos) << out;
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

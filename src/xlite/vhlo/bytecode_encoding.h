@@ -16,6 +16,9 @@
 
 namespace xlite::vhlo::bytecode {
 
+// The file's first four bytes.
+inline constexpr absl::string_view kMagic("ML\xEFR", 4);
+
 // Section ids of the container (MLIR "Bytecode Format", section "Sections").
 enum SectionId : uint8_t {
   kStringSection = 0,

@@ -23,7 +23,7 @@ using bytecode::AttrTypeTable;
 using bytecode::EncodingReader;
 using bytecode::kMaxNestingDepth;
 
-constexpr absl::string_view kMagic("ML\xEFR", 4);
+using bytecode::kMagic;
 // Node budget: generous for real programs, bounded for hostile ones.
 constexpr int64_t kMinNodeBudget = int64_t{1} << 20;
 constexpr int64_t kNodesPerFileByte = 64;

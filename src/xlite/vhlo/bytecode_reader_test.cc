@@ -18,6 +18,7 @@
 
 namespace xlite::vhlo {
 namespace {
+namespace XLITE_UNITY_ID {
 
 namespace fs = std::filesystem;
 using mlir::Attribute;
@@ -454,5 +455,6 @@ TEST(BytecodeReaderTest, BuiltinFuncArithFromMlirOpt) {
   EXPECT_EQ(funcs[1]->attr("sym_visibility")->text, "private");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::vhlo

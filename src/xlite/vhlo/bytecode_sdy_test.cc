@@ -16,6 +16,7 @@
 
 namespace xlite::vhlo::bytecode {
 namespace {
+namespace XLITE_UNITY_ID {
 
 constexpr int kBuiltin = 0;
 constexpr int kSdy = 1;
@@ -295,5 +296,6 @@ TEST(BytecodeSdyTest, CastsThatChangeTypesAreRefused) {
       << out.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::vhlo::bytecode

@@ -40,7 +40,7 @@ using mlir::Type;
 using AKind = mlir::Attribute::Kind;
 using TKind = mlir::Type::Kind;
 
-constexpr absl::string_view kMagic("ML\xEFR", 4);
+using bytecode::kMagic;
 
 // Which bytecode version each StableHLO version writes (from the goldens:
 // the first version of each row writes it until the next row).

@@ -38,6 +38,7 @@
 
 namespace xlite::vhlo {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -474,5 +475,6 @@ TEST(BytecodeWriterTest, ValidDowngradesSerialize) {
   EXPECT_GT(files, 0);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::vhlo

@@ -31,6 +31,7 @@
 
 namespace xlite::vhlo {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // ------------------------------------------------------------------ registry
 
@@ -408,5 +409,6 @@ TEST(UpgradeTest, RefusesUpgradesThatWouldChangeMeaning) {
       << upgraded.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite::vhlo
