@@ -225,21 +225,54 @@ std::pair<int64_t, int64_t> PeakLevel(const Analyses& a) {
   return {a.live->peak_bytes(), a.live->peak_times()};
 }
 
+// The buffers live throughout each computation run from one sequential site,
+// in any schedule: the site's operands, read at the site's own time, which
+// comes after every instruction of the computations it runs (a while's state,
+// a call's arguments), and those of the sites around that one.
+absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLiveAcrossCalls(
+    const Analyses& a, const std::vector<std::pair<int32_t, HloBuffer::Id>>& used) {
+  const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
+  const CallGraph& call_graph = df.call_graph();
+  absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> across;
+  const std::vector<HloComputation*>& post_order = call_graph.ComputationsInPostOrder();
+  for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) {  // callers first
+    const std::vector<const CallSite*> sites = call_graph.SequentialCallers(*it);
+    if (sites.size() != 1) continue;
+    const HloInstruction* site = sites[0]->instruction;
+    std::vector<HloBuffer::Id> buffers;
+    if (auto outer = across.find(site->parent()); outer != across.end()) buffers = outer->second;
+    const int32_t id = df.instruction_id(site);
+    for (auto u = std::lower_bound(used.begin(), used.end(), std::make_pair(id, HloBuffer::Id{}));
+         u != used.end() && u->first == id; ++u) {
+      buffers.push_back(u->second);
+    }
+    std::sort(buffers.begin(), buffers.end());
+    buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
+    across[*it] = std::move(buffers);
+  }
+  return across;
+}
+
 WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
   const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
   std::vector<std::pair<int32_t, HloBuffer::Id>> touched;  // (instruction id, buffer)
+  std::vector<std::pair<int32_t, HloBuffer::Id>> used;     // the operands' part of it
   for (const auto& value : df.values()) {
     const HloBuffer& buffer = a.BufferOf(*value);
     if (a.RangeOf(buffer) == nullptr) continue;
     for (const HloUse& use : value->uses()) {
       touched.push_back({df.instruction_id(use.instruction), buffer.id()});
+      used.push_back({df.instruction_id(use.instruction), buffer.id()});
     }
     for (const HloPosition& p : value->positions()) {
       touched.push_back({df.instruction_id(p.instruction), buffer.id()});
     }
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (auto* list : {&touched, &used}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+  const auto across_calls = BuffersLiveAcrossCalls(a, used);
   WorkingSet best;
   // Entry parameters live from the start to the end (not donated ones) in
   // every schedule; outputs from their definition to the end.
@@ -258,19 +291,35 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
     }
     if (parameter[buffer.id()]) parameter_bytes += a.live->buffer_size(buffer);
   }
+  std::vector<HloBuffer::Id> live;  // one instruction's working set and what the calls keep
   for (size_t k = 0; k < touched.size();) {
     const int32_t id = touched[k].first;
-    int64_t bytes = 0, others = 0;
+    int64_t bytes = 0;
+    live.clear();
     for (; k < touched.size() && touched[k].first == id; ++k) {
-      const int64_t size = a.live->buffer_size(a.alias->GetBuffer(touched[k].second));
-      bytes += size;
-      if (!parameter[touched[k].second]) others += size;
+      bytes += a.live->buffer_size(a.alias->GetBuffer(touched[k].second));
+      live.push_back(touched[k].second);
     }
     const HloInstruction* instr = id < 0 ? nullptr : df.instruction(id);
-    if (instr == nullptr || a.live->instruction_time(instr) < 0) continue;
+    if (instr == nullptr) continue;
+    const int64_t time = a.live->instruction_time(instr);
+    if (time < 0) continue;
     if (bytes > best.bytes) {
       best.bytes = bytes;
       best.instruction = Where(*instr);
+    }
+    if (auto it = across_calls.find(instr->parent()); it != across_calls.end()) {
+      for (HloBuffer::Id b : it->second) {
+        // Always true under HloLiveRange's flattening; checked so that the
+        // bound never counts a buffer this schedule does not hold here.
+        if (a.LiveAt(a.alias->GetBuffer(b), time)) live.push_back(b);
+      }
+      std::sort(live.begin(), live.end());
+      live.erase(std::unique(live.begin(), live.end()), live.end());
+    }
+    int64_t others = 0;
+    for (HloBuffer::Id b : live) {
+      if (!parameter[b]) others += a.live->buffer_size(a.alias->GetBuffer(b));
     }
     best.bound_bytes = std::max(best.bound_bytes, others + parameter_bytes);
   }

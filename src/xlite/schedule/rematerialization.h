@@ -78,8 +78,10 @@ struct WorkingSet {
   // higher one: rematerialization frees only temporaries.
   int64_t resident_bytes = 0;
   // The larger of resident_bytes and, over the instructions, a working set
-  // together with the entry parameters not donated (live throughout): a
-  // lower bound on the peak of any schedule, with or without recomputation.
+  // together with the entry parameters not donated (live throughout) and,
+  // inside a called computation, the operands of the sites that run it (a
+  // while's state, a call's arguments: read after it ends): a lower bound on
+  // the peak of any schedule, with or without recomputation.
   int64_t bound_bytes = 0;
 };
 

@@ -157,6 +157,67 @@ TEST(Rematerialization, ALimitBelowTheFloorIsResourceExhausted) {
   EXPECT_TRUE(absl::StrContains(r->Summary(), "(NOT met)")) << r->Summary();
 }
 
+// A while's state is read when the loop ends, so every buffer of it is live
+// throughout the body, whatever the order or recomputation: the bound counts
+// it beside each body instruction's working set. Here the body's reduce
+// (x 4000 + zero 4 + r 4 bytes) runs beside the carried 40000-byte array.
+TEST(Rematerialization, TheBoundCountsTheLoopStateInTheBody) {
+  constexpr char kLoop[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+body {
+  st = (s32[], f32[10000], f32[]) parameter(0)
+  i = s32[] get-tuple-element(st), index=0
+  big = f32[10000] get-tuple-element(st), index=1
+  acc = f32[] get-tuple-element(st), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  x = f32[1000] broadcast(acc), dimensions={}
+  zero = f32[] constant(0)
+  r = f32[] reduce(x, zero), dimensions={0}, to_apply=add
+  ROOT t = (s32[], f32[10000], f32[]) tuple(i1, big, r)
+}
+
+cond {
+  cs = (s32[], f32[10000], f32[]) parameter(0)
+  ci = s32[] get-tuple-element(cs), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}
+
+ENTRY e {
+  p = f32[] parameter(0)
+  c = f32[10000] broadcast(p), dimensions={}
+  z = s32[] constant(0)
+  a0 = f32[] negate(p)
+  init = (s32[], f32[10000], f32[]) tuple(z, c, a0)
+  loop = (s32[], f32[10000], f32[]) while(init), condition=cond, body=body
+  ROOT out = f32[] get-tuple-element(loop), index=2
+}
+)";
+  auto m = Parse(kLoop);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<WorkingSet> floor = LargestWorkingSet(*m);
+  ASSERT_TRUE(floor.ok()) << floor.status();
+  // The largest working set alone is the body parameter's: the state's
+  // buffers (the 24-byte index table, i 4, big 40000, acc 4).
+  EXPECT_EQ(floor->bytes, 40032);
+  EXPECT_EQ(floor->instruction, "%st in %body");
+  // At the body's reduce: x 4000, zero 4 and r (in acc's buffer) 4, with the
+  // rest of the state (40028) and p 4. Counting working sets alone, the
+  // bound would be 40032 + p 4.
+  EXPECT_EQ(floor->bound_bytes, 4000 + 4 + 4 + 40028 + 4);
+  absl::StatusOr<int64_t> peak = Peak(*m);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_EQ(*peak, floor->bound_bytes);  // this order reaches it
+}
+
 // A dot live across the peak whose operand is dead there: both are
 // recomputed after it (the operand's block), the FLOPs counted.
 TEST(Rematerialization, RecomputesADotWithItsDeadOperand) {
