@@ -45,7 +45,6 @@ absl::Status ExpectArray(const HloInstruction& instr, const Literal& lit, absl::
   return Invalid(instr, what, " must be an array, got ", lit.shape().ToString(false));
 }
 
-// A zero-filled result for an array-shaped instruction.
 absl::Status ExpectSameType(const HloInstruction& instr, const Literal& lit, PrimitiveType type,
                             absl::string_view what) {
   if (TypeOf(lit) == type) return absl::OkStatus();

@@ -28,8 +28,8 @@ bool SameDimensionsAndType(const Shape& a, const Shape& b);
 
 inline PrimitiveType TypeOf(const Literal& lit) { return lit.shape().element_type(); }
 
-// A literal of `instr`'s array shape, bounded dynamic dimensions at their
-// bound; an error for a tuple result or an unbounded dimension.
+// A zero-filled literal of `instr`'s array shape, bounded dynamic dimensions
+// at their bound; an error for a tuple result or an unbounded dimension.
 absl::StatusOr<Literal> ArrayResult(const HloInstruction& instr);
 
 // Shape checks for the families whose index arithmetic relies on them

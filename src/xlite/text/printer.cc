@@ -19,7 +19,7 @@ std::string IntList(const std::vector<int64_t>& v) {
   return absl::StrCat("{", absl::StrJoin(v, ","), "}");
 }
 
-std::string Quoted(absl::string_view s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
+std::string Quoted(absl::string_view s) { return absl::StrCat("\"", xlite::CEscape(s), "\""); }
 
 // Iota device lists print canonicalized: size-1 dimensions dropped and
 // dimensions that stay adjacent under the transpose merged.

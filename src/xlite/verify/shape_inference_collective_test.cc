@@ -10,6 +10,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::unique_ptr<HloModule> Parse(const std::string& text) {
   auto module = ParseHloModule(text, "t.hlo");
@@ -283,5 +284,6 @@ TEST(CollectiveShapeInference, ReplicaAndPartitionIds) {
   EXPECT_EQ(Infer(Module("ROOT p = u32[] partition-id()"), "p"), "u32[]");
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

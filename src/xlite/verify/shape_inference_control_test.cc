@@ -10,6 +10,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::unique_ptr<HloModule> Parse(const std::string& text) {
   auto module = ParseHloModule(text, "t.hlo");
@@ -509,5 +510,6 @@ ENTRY e {
   EXPECT_TRUE(absl::IsNotFound(shape_inference::InferControlShape(*Find(*module, "x")).status()));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -14,6 +14,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The inferred shape of the ROOT of entry computation `body` (after any
 // `computations`), or the error.
@@ -535,5 +536,6 @@ TEST(DataMovementShapeTest, OtherOpcodesAreLeftToOtherFamilies) {
   EXPECT_TRUE(absl::IsNotFound(shape.status())) << shape.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

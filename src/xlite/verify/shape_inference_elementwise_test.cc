@@ -14,6 +14,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The inferred shape of the ROOT of entry computation `body`, or the error.
 std::string Infer(absl::string_view body) {
@@ -345,5 +346,6 @@ TEST(ElementwiseShapeTest, OtherOpcodesAreLeftToOtherFamilies) {
   EXPECT_TRUE(absl::IsNotFound(shape.status())) << shape.status();
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

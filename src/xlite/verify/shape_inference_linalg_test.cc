@@ -13,6 +13,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The ENTRY root's inferred shape as text, or the error.
 std::string InferRoot(absl::string_view hlo) { return shape_inference_test::InferModuleRoot(hlo); }
@@ -441,5 +442,6 @@ TEST(LinalgShape, OtherOpcodesAreLeftToOtherFamilies) {
   EXPECT_TRUE(absl::IsNotFound(shape_inference::InferLinalgShape(root).status()));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

@@ -14,6 +14,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 // The ENTRY root's inferred shape as text, or the error.
 std::string InferRoot(absl::string_view hlo) { return shape_inference_test::InferModuleRoot(hlo); }
@@ -340,5 +341,6 @@ TEST(ReductionShape, OtherOpcodesAreLeftToOtherFamilies) {
   EXPECT_TRUE(absl::IsNotFound(shape_inference::InferReductionShape(root).status()));
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite

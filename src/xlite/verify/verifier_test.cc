@@ -6,6 +6,7 @@
 
 namespace xlite {
 namespace {
+namespace XLITE_UNITY_ID {
 
 std::unique_ptr<HloModule> Parse(const std::string& text) {
   auto m = ParseHloModule(text, "t.hlo");
@@ -315,5 +316,6 @@ ENTRY e {
   EXPECT_TRUE(VerifyModule(*ok).ok()) << VerifyModule(*ok);
 }
 
+}  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite
