@@ -216,6 +216,11 @@ void Check(const std::string& text, const std::string& name, bool run, bool loop
   }
   for (const Recomputation& c : r.recomputed) (c.moved ? counts.moved : counts.recomputed)++;
   counts.ratios.push_back(static_cast<double>(r.peak_after) / peak);
+  // The bound is a floor for any schedule, with or without recomputation.
+  if (r.peak_after < r.floor.bound_bytes) {
+    counts.failures.push_back(absl::StrCat(name, ": the peak reached ", r.peak_after,
+                                           " is below the lower bound ", r.floor.bound_bytes));
+  }
   if (r.met && r.peak_after <= limit) {
     ++counts.met;
   } else if (r.met) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <tuple>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -225,6 +226,31 @@ std::pair<int64_t, int64_t> PeakLevel(const Analyses& a) {
   return {a.live->peak_bytes(), a.live->peak_times()};
 }
 
+// The elements of `loop`'s state that SinkLoopState may take out of the loop
+// (at some peak): handed on unchanged, made from nothing (copy insertion's
+// copies looked through) and not read after the loop.
+std::vector<bool> SinkableElements(
+    const HloInstruction& loop,
+    const absl::flat_hash_map<const HloComputation*, int64_t>& callers) {
+  const int64_t n = loop.shape().IsTuple() ? loop.shape().tuple_shapes_size() : 0;
+  std::vector<bool> sinkable(n, false);
+  if (!HasElementwiseState(loop, callers) || loop.operand(0)->opcode() != HloOpcode::kTuple ||
+      loop.parent()->root_instruction() == &loop) {
+    return sinkable;
+  }
+  std::vector<bool> read_after(n, false);
+  for (const HloInstruction* user : loop.users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return sinkable;
+    read_after[user->attrs().tuple_index] = true;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const HloInstruction* v = loop.operand(0)->operand(i);
+    while (v->opcode() == HloOpcode::kCopy) v = v->operand(0);
+    sinkable[i] = !read_after[i] && IsInvariantElement(loop, i) && IsComputedFromNothing(*v);
+  }
+  return sinkable;
+}
+
 // The buffers live throughout each computation run from one sequential site,
 // in any schedule: the site's operands, read at the site's own time, which
 // comes after every instruction of the computations it runs (a while's state,
@@ -239,6 +265,14 @@ absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLi
     const std::vector<const CallSite*> sites = call_graph.SequentialCallers(*it);
     if (sites.size() != 1) continue;
     const HloInstruction* site = sites[0]->instruction;
+    // A call's arguments are not held by the site: HloLiveRange ends them at
+    // their last reader inside the callee.
+    if (site->opcode() == HloOpcode::kCall) {
+      if (auto outer = across.find(site->parent()); outer != across.end()) {
+        across[*it] = outer->second;
+      }
+      continue;
+    }
     std::vector<HloBuffer::Id> buffers;
     if (auto outer = across.find(site->parent()); outer != across.end()) buffers = outer->second;
     const int32_t id = df.instruction_id(site);
@@ -273,6 +307,23 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
     list->erase(std::unique(list->begin(), list->end()), list->end());
   }
   const auto across_calls = BuffersLiveAcrossCalls(a, used);
+  // Loop state the pass itself may take out of its loop (SinkLoopState) need
+  // not stay: the bound leaves those buffers out wherever they are live.
+  std::vector<bool> sinkable(a.alias->buffer_count(), false);
+  const auto callers = CountCallers(a.alias->module());
+  for (const auto& c : a.alias->module().computations()) {
+    for (const auto& i : c->instructions()) {
+      if (i->opcode() != HloOpcode::kWhile) continue;
+      const std::vector<bool> elements = SinkableElements(*i, callers);
+      if (!absl::c_linear_search(elements, true)) continue;
+      // The state's index table shrinks with it.
+      for (int64_t e = -1; e < static_cast<int64_t>(elements.size()); ++e) {
+        if (e >= 0 && !elements[e]) continue;
+        const HloValue* value = df.GetValueAt(i.get(), e < 0 ? ShapeIndex{} : ShapeIndex{e});
+        if (value != nullptr) sinkable[a.BufferOf(*value).id()] = true;
+      }
+    }
+  }
   WorkingSet best;
   // Entry parameters live from the start to the end (not donated ones) in
   // every schedule; outputs from their definition to the end.
@@ -296,9 +347,9 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
     const int32_t id = touched[k].first;
     int64_t bytes = 0;
     live.clear();
+    const size_t first = k;
     for (; k < touched.size() && touched[k].first == id; ++k) {
       bytes += a.live->buffer_size(a.alias->GetBuffer(touched[k].second));
-      live.push_back(touched[k].second);
     }
     const HloInstruction* instr = id < 0 ? nullptr : df.instruction(id);
     if (instr == nullptr) continue;
@@ -308,10 +359,15 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
       best.bytes = bytes;
       best.instruction = Where(*instr);
     }
+    // A call adds nothing to the bound: its arguments may end at their last
+    // reader inside the callee (in HloLiveRange, in any schedule), and its
+    // results are the callee root's, counted there.
+    if (instr->opcode() == HloOpcode::kCall) continue;
+    for (size_t j = first; j < k; ++j) live.push_back(touched[j].second);
     if (auto it = across_calls.find(instr->parent()); it != across_calls.end()) {
       for (HloBuffer::Id b : it->second) {
-        // Always true under HloLiveRange's flattening; checked so that the
-        // bound never counts a buffer this schedule does not hold here.
+        // True for while, conditional and async-start sites (their operands
+        // are read at the site's time, after the callee's instructions).
         if (a.LiveAt(a.alias->GetBuffer(b), time)) live.push_back(b);
       }
       std::sort(live.begin(), live.end());
@@ -319,7 +375,7 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
     }
     int64_t others = 0;
     for (HloBuffer::Id b : live) {
-      if (!parameter[b]) others += a.live->buffer_size(a.alias->GetBuffer(b));
+      if (!parameter[b] && !sinkable[b]) others += a.live->buffer_size(a.alias->GetBuffer(b));
     }
     best.bound_bytes = std::max(best.bound_bytes, others + parameter_bytes);
   }
@@ -452,25 +508,13 @@ class Rematerializer {
     const auto callers = CountCallers(module_);
     NameUniquer names = NameUniquer::ForInstructions(module_);
     for (HloInstruction* loop : loops) {
-      if (!HasElementwiseState(*loop, callers) || loop->operand(0)->opcode() != HloOpcode::kTuple ||
-          loop->parent()->root_instruction() == loop) {
-        continue;
-      }
-      const int64_t n = loop->shape().tuple_shapes_size();
-      std::vector<bool> read_after(n, false);
-      bool only_elements = true;
-      for (const HloInstruction* user : loop->users()) {
-        only_elements = only_elements && user->opcode() == HloOpcode::kGetTupleElement;
-        if (only_elements) read_after[user->attrs().tuple_index] = true;
-      }
-      if (!only_elements) continue;
+      const std::vector<bool> sinkable = SinkableElements(*loop, callers);
+      const int64_t n = static_cast<int64_t>(sinkable.size());
       std::vector<Recomputation> records;
       for (int64_t i = 0; i < n; ++i) {
+        if (!sinkable[i]) continue;
         const HloInstruction* v = loop->operand(0)->operand(i);
         while (v->opcode() == HloOpcode::kCopy) v = v->operand(0);
-        if (read_after[i] || !IsInvariantElement(*loop, i) || !IsComputedFromNothing(*v)) {
-          continue;
-        }
         const HloValue* value = a.alias->dataflow_analysis().GetValueAt(loop, {i});
         if (value == nullptr || !a.LiveAt(a.BufferOf(*value), t) || CopyLiveAt(a, *loop, i, t)) {
           continue;

@@ -77,11 +77,13 @@ struct WorkingSet {
   // parameters (live throughout) and its outputs. Also a floor, often the
   // higher one: rematerialization frees only temporaries.
   int64_t resident_bytes = 0;
-  // The larger of resident_bytes and, over the instructions, a working set
-  // together with the entry parameters not donated (live throughout) and,
-  // inside a called computation, the operands of the sites that run it (a
-  // while's state, a call's arguments: read after it ends): a lower bound on
-  // the peak of any schedule, with or without recomputation.
+  // The larger of resident_bytes and, over the instructions but calls, a
+  // working set together with the entry parameters not donated (live
+  // throughout) and, inside a while body or condition, a conditional's branch
+  // or an async computation, the operands of the site that runs it (read at
+  // the site's time, after the callee's instructions; loop state the pass
+  // may take out of the loop excepted): a lower bound on the peak of any
+  // schedule, with or without recomputation.
   int64_t bound_bytes = 0;
 };
 
