@@ -252,9 +252,11 @@ std::vector<bool> SinkableElements(
 }
 
 // The buffers live throughout each computation run from one sequential site,
-// in any schedule: the site's operands, read at the site's own time, which
-// comes after every instruction of the computations it runs (a while's state,
-// a call's arguments), and those of the sites around that one.
+// in any schedule: the operands of a while, conditional or async-start site,
+// read at the site's own time, after every instruction of the computations it
+// runs, and those of the sites around that one. A call's arguments are not
+// held (HloLiveRange ends them at their last reader inside the callee): a
+// called computation gets only what holds around its call.
 absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLiveAcrossCalls(
     const Analyses& a, const std::vector<std::pair<int32_t, HloBuffer::Id>>& used) {
   const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
@@ -265,24 +267,18 @@ absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLi
     const std::vector<const CallSite*> sites = call_graph.SequentialCallers(*it);
     if (sites.size() != 1) continue;
     const HloInstruction* site = sites[0]->instruction;
-    // A call's arguments are not held by the site: HloLiveRange ends them at
-    // their last reader inside the callee.
-    if (site->opcode() == HloOpcode::kCall) {
-      if (auto outer = across.find(site->parent()); outer != across.end()) {
-        across[*it] = outer->second;
-      }
-      continue;
-    }
     std::vector<HloBuffer::Id> buffers;
     if (auto outer = across.find(site->parent()); outer != across.end()) buffers = outer->second;
-    const int32_t id = df.instruction_id(site);
-    for (auto u = std::lower_bound(used.begin(), used.end(), std::make_pair(id, HloBuffer::Id{}));
-         u != used.end() && u->first == id; ++u) {
-      buffers.push_back(u->second);
+    if (site->opcode() != HloOpcode::kCall) {
+      const int32_t id = df.instruction_id(site);
+      for (auto u = std::lower_bound(used.begin(), used.end(), std::make_pair(id, HloBuffer::Id{}));
+           u != used.end() && u->first == id; ++u) {
+        buffers.push_back(u->second);
+      }
+      std::sort(buffers.begin(), buffers.end());
+      buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
     }
-    std::sort(buffers.begin(), buffers.end());
-    buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
-    across[*it] = std::move(buffers);
+    if (!buffers.empty()) across[*it] = std::move(buffers);
   }
   return across;
 }
@@ -342,7 +338,7 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
     }
     if (parameter[buffer.id()]) parameter_bytes += a.live->buffer_size(buffer);
   }
-  std::vector<HloBuffer::Id> live;  // one instruction's working set and what the calls keep
+  std::vector<HloBuffer::Id> live;  // one instruction's working set and what its sites hold
   for (size_t k = 0; k < touched.size();) {
     const int32_t id = touched[k].first;
     int64_t bytes = 0;
