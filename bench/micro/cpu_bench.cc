@@ -28,7 +28,9 @@
 //   (cpu/loop_kernels.h: the loop is one kernel); the slope counts one per
 //   thunk the unconverted loop runs.
 // BM_NoopDispatch/{thunks,command_buffer}: dispatch alone (see there).
-// BM_Compile/<program>: Compile() of one corpus program (parsing excluded).
+// BM_Compile/<program>: Compile() of one corpus program (parsing excluded),
+//   with the debug flags of XLA_FLAGS (--xlite_pass_timing: a table per
+//   compile on stderr).
 // BM_Run/<program>/<impl>: one run of it on the same arguments: compiled
 //   (xlite-cpu, Execute on runtime::Buffers with the client's T threads;
 //   fresh copies of donated arguments are made before each timed run, as
@@ -97,6 +99,7 @@
 #include "xlite/runtime/executable.h"
 #include "xlite/runtime/task_runner.h"
 #include "xlite/runtime/thunk_executor.h"
+#include "xlite/support/flags.h"
 #include "xlite/support/npy.h"
 #include "xlite/text/parser.h"
 
@@ -544,11 +547,16 @@ std::unique_ptr<Program> PrepareProgram(const std::string& name, const fs::path&
 }
 
 void BM_Compile(benchmark::State& state, Program* p) {
+  std::vector<std::string> no_args;
+  absl::StatusOr<xlite::DebugOptions> debug = xlite::ReadDebugOptions(no_args);
+  if (!debug.ok()) return state.SkipWithError(FirstLine(debug.status().message()).c_str());
+  xlite::CompileOptions options;
+  options.debug = *std::move(debug);
   for (auto _ : state) {
     absl::StatusOr<std::unique_ptr<xlite::HloModule>> module = ParseProgram(*p);
     if (!module.ok()) return state.SkipWithError(FirstLine(module.status().message()).c_str());
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module));
+    absl::StatusOr<std::unique_ptr<Executable>> exe = xlite::Compile(std::move(*module), options);
     const double ms = MillisecondsSince(start);
     if (!exe.ok()) return state.SkipWithError(FirstLine(exe.status().message()).c_str());
     g_ms[absl::StrCat(p->name, "\txlite-compile@1t")].push_back(ms);
