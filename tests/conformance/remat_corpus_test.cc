@@ -174,6 +174,12 @@ void Check(const std::string& text, const std::string& name, bool run, bool loop
     counts.failures.push_back(absl::StrCat(name, ": working set: ", floor.status().message()));
     return;
   }
+  // The bound is a floor for every schedule, the memory planner's included.
+  if (peak < floor->bound_bytes) {
+    counts.failures.push_back(absl::StrCat(name, ": the planned peak ", peak,
+                                           " is below the lower bound ", floor->bound_bytes, " (",
+                                           floor->bound_reason, ")"));
+  }
   const int64_t limit = static_cast<int64_t>(kFraction * static_cast<double>(peak));
   if (limit <= floor->bytes) {
     ++counts.below_floor;

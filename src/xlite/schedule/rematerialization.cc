@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include "absl/algorithm/container.h"
@@ -283,6 +284,108 @@ absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLi
   return across;
 }
 
+// Two arrays one instruction reads are live together when it runs, and in
+// any schedule, recomputed or not, whichever of them is made last is made
+// while the other is live. The other is also live while that one's operands
+// are made, those made after it; an operand made before it is live where it
+// is made. `Peak(x, y)` is the least peak of any schedule that makes x while
+// y is live, from working sets alone: x's working set with y, and for each
+// operand o of x the lesser of Peak(o, y) (o made after y) and y's working
+// set with o (o made before y), a few levels deep. Only for values that are
+// alone in their buffer, made by the instruction that reads or writes them
+// (not parameters, not loop state the pass may sink).
+class OrderingBound {
+ public:
+  OrderingBound(const Analyses& a, const std::vector<std::pair<int32_t, HloBuffer::Id>>& touched,
+                const std::vector<bool>& excluded, int64_t base_bytes)
+      : a_(a), touched_(touched), excluded_(excluded), base_bytes_(base_bytes) {}
+
+  // The least peak of any schedule running `i`, from the pairs of arrays it
+  // reads; `why` says which pair when it is above `above`.
+  int64_t ForInstruction(const HloInstruction& i, int64_t above, std::string& why) {
+    // (bytes, buffer, operand), one per buffer, the largest few first: the
+    // pairs grow as their square.
+    std::vector<std::tuple<int64_t, HloBuffer::Id, const HloInstruction*>> operands;
+    for (const HloInstruction* op : i.operands()) {
+      if (std::optional<HloBuffer::Id> b = PlainBuffer(*op)) {
+        operands.push_back({-a_.live->buffer_size(a_.alias->GetBuffer(*b)), *b, op});
+      }
+    }
+    std::sort(operands.begin(), operands.end());
+    operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
+    if (operands.size() > kMaxOperands) operands.resize(kMaxOperands);
+    int64_t best = 0;
+    for (size_t m = 0; m < operands.size(); ++m) {
+      for (size_t n = m + 1; n < operands.size(); ++n) {
+        const HloInstruction* x = std::get<2>(operands[m]);
+        const HloInstruction* y = std::get<2>(operands[n]);
+        const int64_t bound = std::min(Peak(*x, *y, kDepth), Peak(*y, *x, kDepth));
+        if (bound > std::max(best, above)) {
+          why = absl::StrCat(Where(i), " reads %", x->name(), " and %", y->name(),
+                             ": whichever is made last is made while the other is live");
+        }
+        best = std::max(best, bound);
+      }
+    }
+    return best;
+  }
+
+ private:
+  static constexpr size_t kMaxOperands = 6;
+  static constexpr int kDepth = 3;
+
+  // The buffer of `i`'s result when it is an array alone in its buffer, made
+  // by `i` itself.
+  std::optional<HloBuffer::Id> PlainBuffer(const HloInstruction& i) const {
+    if (i.opcode() == HloOpcode::kParameter || !i.shape().IsArray()) return std::nullopt;
+    const HloValue* v = a_.alias->dataflow_analysis().GetValueAt(&i, ShapeIndex{});
+    if (v == nullptr || v->defining_instruction() != &i) return std::nullopt;
+    const HloBuffer& buffer = a_.BufferOf(*v);
+    if (buffer.values().size() != 1 || a_.RangeOf(buffer) == nullptr || excluded_[buffer.id()]) {
+      return std::nullopt;
+    }
+    return buffer.id();
+  }
+
+  // The bytes of `i`'s working set with `also` (when not in it already),
+  // excluded buffers left out, plus the base.
+  int64_t WorkingSetWith(const HloInstruction& i, HloBuffer::Id also) const {
+    const int32_t id = a_.alias->dataflow_analysis().instruction_id(&i);
+    int64_t bytes = base_bytes_;
+    bool has_also = false;
+    for (auto t = std::lower_bound(touched_.begin(), touched_.end(),
+                                   std::make_pair(id, HloBuffer::Id{}));
+         t != touched_.end() && t->first == id; ++t) {
+      has_also = has_also || t->second == also;
+      if (!excluded_[t->second]) bytes += a_.live->buffer_size(a_.alias->GetBuffer(t->second));
+    }
+    if (!has_also) bytes += a_.live->buffer_size(a_.alias->GetBuffer(also));
+    return bytes;
+  }
+
+  int64_t Peak(const HloInstruction& x, const HloInstruction& y, int depth) {
+    auto key = std::make_tuple(&x, &y, depth);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const HloBuffer::Id y_buffer = *PlainBuffer(y);
+    int64_t bound = WorkingSetWith(x, y_buffer);
+    if (depth > 0) {
+      for (const HloInstruction* o : x.operands()) {
+        const std::optional<HloBuffer::Id> o_buffer = PlainBuffer(*o);
+        if (!o_buffer || *o_buffer == y_buffer) continue;
+        bound = std::max(bound, std::min(Peak(*o, y, depth - 1), WorkingSetWith(y, *o_buffer)));
+      }
+    }
+    memo_[key] = bound;
+    return bound;
+  }
+
+  const Analyses& a_;
+  const std::vector<std::pair<int32_t, HloBuffer::Id>>& touched_;
+  const std::vector<bool>& excluded_;
+  const int64_t base_bytes_;
+  absl::flat_hash_map<std::tuple<const HloInstruction*, const HloInstruction*, int>, int64_t> memo_;
+};
+
 WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
   const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
   std::vector<std::pair<int32_t, HloBuffer::Id>> touched;  // (instruction id, buffer)
@@ -373,9 +476,26 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
     for (HloBuffer::Id b : live) {
       if (!parameter[b] && !sinkable[b]) others += a.live->buffer_size(a.alias->GetBuffer(b));
     }
-    best.bound_bytes = std::max(best.bound_bytes, others + parameter_bytes);
+    if (others + parameter_bytes > best.bound_bytes) {
+      best.bound_bytes = others + parameter_bytes;
+      best.bound_reason =
+          absl::StrCat("the working set of ", Where(*instr), " with what is live throughout it");
+    }
   }
-  best.bound_bytes = std::max(best.bound_bytes, best.resident_bytes);
+  if (best.resident_bytes > best.bound_bytes) {
+    best.bound_bytes = best.resident_bytes;
+    best.bound_reason = "the entry's parameters and outputs, live when it ends";
+  }
+  std::vector<bool> excluded(a.alias->buffer_count(), false);
+  for (size_t b = 0; b < excluded.size(); ++b) excluded[b] = parameter[b] || sinkable[b];
+  OrderingBound ordering(a, touched, excluded, parameter_bytes);
+  for (const auto& c : a.alias->module().computations()) {
+    for (const auto& i : c->instructions()) {
+      if (i->opcode() == HloOpcode::kCall || a.live->instruction_time(i.get()) < 0) continue;
+      best.bound_bytes = std::max(best.bound_bytes,
+                                  ordering.ForInstruction(*i, best.bound_bytes, best.bound_reason));
+    }
+  }
   return best;
 }
 
@@ -1001,7 +1121,7 @@ absl::StatusOr<RematerializationResult> Rematerialize(HloModule& module,
                      Bytes(result.floor.resident_bytes),
                      "; with the parameters, live throughout, "
                      "no schedule goes below ",
-                     Bytes(result.floor.bound_bytes)));
+                     Bytes(result.floor.bound_bytes), " (", result.floor.bound_reason, ")"));
   }
   return result;
 }

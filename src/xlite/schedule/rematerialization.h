@@ -83,8 +83,11 @@ struct WorkingSet {
   // or an async computation, the operands of the site that runs it (read at
   // the site's time, after the callee's instructions; loop state the pass
   // may take out of the loop excepted): a lower bound on the peak of any
-  // schedule, with or without recomputation.
+  // schedule, with or without recomputation. Higher where an instruction
+  // reads two arrays: whichever is made last is made while the other is live
+  // (OrderingBound in the .cc).
   int64_t bound_bytes = 0;
+  std::string bound_reason;  // what reaches bound_bytes
 };
 
 struct Recomputation {

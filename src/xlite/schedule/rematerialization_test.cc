@@ -239,6 +239,58 @@ ENTRY e {
 
 // A dot live across the peak whose operand is dead there: both are
 // recomputed after it (the operand's block), the FLOPs counted.
+// out reads m and e (1024 bytes each). Whichever is made last is made while
+// the other is live: m with e (d, rb, m and e: 4096 bytes), or e with m, and
+// then e's operand s with m too (x, qb, s and m), or s before m, live while m
+// is made (d, rb, m and s). With the parameters (1028 bytes) no schedule goes
+// below 5124 bytes, which this order reaches; the largest working set alone
+// (3072 bytes) gives 4100.
+TEST(Rematerialization, TheBoundOrdersTwoArraysOneInstructionReads) {
+  constexpr char kTwoArrays[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[256] parameter(0)
+  q = f32[] parameter(1)
+  x = f32[256] exponential(p)
+  qb = f32[256] broadcast(q), dimensions={}
+  s = f32[256] subtract(x, qb)
+  e = f32[256] exponential(s)
+  zero = f32[] constant(0)
+  r = f32[] reduce(e, zero), dimensions={0}, to_apply=add
+  rb = f32[256] broadcast(r), dimensions={}
+  d = f32[256] negate(p)
+  m = f32[256] multiply(d, rb)
+  ROOT out = f32[256] multiply(m, e)
+}
+)";
+  auto m = Parse(kTwoArrays);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<WorkingSet> floor = LargestWorkingSet(*m);
+  ASSERT_TRUE(floor.ok()) << floor.status();
+  EXPECT_EQ(floor->bytes, 3072);
+  EXPECT_EQ(floor->resident_bytes, 1024 + 4 + 1024);
+  EXPECT_EQ(floor->bound_bytes, 4096 + 1028);
+  EXPECT_TRUE(absl::StrContains(floor->bound_reason, "%out in %e reads %")) << floor->bound_reason;
+  EXPECT_EQ(*Peak(*m), floor->bound_bytes);  // this order reaches it
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = floor->bound_bytes - 1});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(),
+                                "no schedule goes below 5124 bytes (%out in %e reads %"))
+      << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(),
+                                "whichever is made last is made while the other is live"))
+      << r.status();
+}
+
 TEST(Rematerialization, RecomputesADotWithItsDeadOperand) {
   constexpr char kDot[] = R"(
 HloModule m, is_scheduled=true
