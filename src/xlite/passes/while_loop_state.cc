@@ -218,7 +218,8 @@ std::vector<HloInstruction*> SinkInvariantElement(HloInstruction& loop, int64_t 
   return roots;
 }
 
-int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names) {
+int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names,
+                           const std::vector<bool>* removable) {
   HloComputation& body = Body(loop);
   HloComputation& condition = Condition(loop);
   HloComputation& outside = *loop.parent();
@@ -226,6 +227,9 @@ int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names) {
   const int64_t n = loop.shape().tuple_shapes_size();
   if (outside.root_instruction() == &loop) return 0;
   std::vector<bool> needed(n, false);
+  for (int64_t i = 0; removable != nullptr && i < n; ++i) {
+    needed[i] = i >= static_cast<int64_t>(removable->size()) || !(*removable)[i];
+  }
   for (const HloInstruction* user : loop.users()) {
     if (user->opcode() != HloOpcode::kGetTupleElement) return 0;
     needed[user->attrs().tuple_index] = true;

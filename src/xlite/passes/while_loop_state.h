@@ -54,8 +54,10 @@ std::vector<HloInstruction*> SinkInvariantElement(HloInstruction& loop, int64_t 
 // not read, that the body reads only to hand to its root at the same index,
 // and that the loop's users (all get-tuple-elements) do not read. What only
 // they read in the body, and the init's operands only they read, go too (none
-// with side effects). Returns how many elements went.
-int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names);
+// with side effects). With `removable`, only the elements it marks may go
+// (the others count as needed). Returns how many elements went.
+int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names,
+                           const std::vector<bool>* removable = nullptr);
 
 }  // namespace xlite
 

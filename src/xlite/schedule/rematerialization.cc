@@ -291,9 +291,9 @@ absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLi
 // is made. `Peak(x, y)` is the least peak of any schedule that makes x while
 // y is live, from working sets alone: x's working set with y, and for each
 // operand o of x the lesser of Peak(o, y) (o made after y) and y's working
-// set with o (o made before y), a few levels deep. Only for values that are
-// alone in their buffer, made by the instruction that reads or writes them
-// (not parameters, not loop state the pass may sink).
+// set with o (o made before y), a few levels deep. Only for values alone in
+// their buffer and defined by the instruction itself (not parameters, not
+// loop state the pass may sink or what it is made from).
 class OrderingBound {
  public:
   OrderingBound(const Analyses& a, const std::vector<std::pair<int32_t, HloBuffer::Id>>& touched,
@@ -369,9 +369,12 @@ class OrderingBound {
     const HloBuffer::Id y_buffer = *PlainBuffer(y);
     int64_t bound = WorkingSetWith(x, y_buffer);
     if (depth > 0) {
+      // The first few operands (any subset keeps the bound a bound).
+      size_t looked_at = 0;
       for (const HloInstruction* o : x.operands()) {
         const std::optional<HloBuffer::Id> o_buffer = PlainBuffer(*o);
         if (!o_buffer || *o_buffer == y_buffer) continue;
+        if (++looked_at > kMaxOperands) break;
         bound = std::max(bound, std::min(Peak(*o, y, depth - 1), WorkingSetWith(y, *o_buffer)));
       }
     }
@@ -420,6 +423,17 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
         if (e >= 0 && !elements[e]) continue;
         const HloValue* value = df.GetValueAt(i.get(), e < 0 ? ShapeIndex{} : ShapeIndex{e});
         if (value != nullptr) sinkable[a.BufferOf(*value).id()] = true;
+        if (e < 0) continue;
+        // So may the element's initial value and what it is made from, where
+        // nothing else reads them (RemoveDeadElements removes those): none of
+        // their buffers counts either.
+        std::vector<const HloInstruction*> chain = {i->operand(0)->operand(e)};
+        for (size_t k = 0; k < chain.size(); ++k) {
+          df.ForEachValueAt(chain[k], [&](const ShapeIndex&, const HloValue& v) {
+            sinkable[a.BufferOf(v).id()] = true;
+          });
+          for (const HloInstruction* op : chain[k]->operands()) chain.push_back(op);
+        }
       }
     }
   }
@@ -627,6 +641,7 @@ class Rematerializer {
       const std::vector<bool> sinkable = SinkableElements(*loop, callers);
       const int64_t n = static_cast<int64_t>(sinkable.size());
       std::vector<Recomputation> records;
+      std::vector<bool> sunk(n, false);
       for (int64_t i = 0; i < n; ++i) {
         if (!sinkable[i]) continue;
         const HloInstruction* v = loop->operand(0)->operand(i);
@@ -651,12 +666,15 @@ class Rematerializer {
         r.clone = copies.empty() ? "" : copies.front()->name();
         if (copies.empty()) r.flops = r.bytes_accessed = 0;  // nothing read it
         records.push_back(std::move(r));
+        sunk[i] = true;
       }
       if (records.empty()) continue;
       // Nothing reads the sunk elements now but the root's hand-on, and
-      // nothing after the loop (checked above): they go. The module changed:
-      // the caller analyses it again before looking at another loop.
-      RemoveDeadElements(*loop, names);
+      // nothing after the loop (checked above): they go, and nothing else
+      // (the lower bound counts what the other elements' code holds). The
+      // module changed: the caller analyses it again before looking at
+      // another loop.
+      RemoveDeadElements(*loop, names, &sunk);
       for (const auto& c : module_.computations()) {
         for (const auto& i : c->instructions()) instruction_names_.insert(i->name());
       }

@@ -237,8 +237,6 @@ ENTRY e {
   EXPECT_EQ(r->peak_after, floor->bound_bytes + 16);
 }
 
-// A dot live across the peak whose operand is dead there: both are
-// recomputed after it (the operand's block), the FLOPs counted.
 // out reads m and e (1024 bytes each). Whichever is made last is made while
 // the other is live: m with e (d, rb, m and e: 4096 bytes), or e with m, and
 // then e's operand s with m too (x, qb, s and m), or s before m, live while m
@@ -291,6 +289,63 @@ ENTRY e {
       << r.status();
 }
 
+// The loop hands on a dead element (out) and a 400000-byte broadcast the
+// pass makes again inside it. It removes the broadcast's element and nothing
+// else: out, which the bound counts (5120 bytes, the ordering at out), stays
+// with the work that makes it, and the peak reached is not below the bound.
+TEST(Rematerialization, SinkingLoopStateRemovesOnlyTheSunkElements) {
+  constexpr char kDeadElement[] = R"(
+HloModule m, is_scheduled=true
+
+cond {
+  cs = (s32[], f32[100000], f32[256]) parameter(0)
+  ci = s32[] get-tuple-element(cs), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}
+
+body {
+  st = (s32[], f32[100000], f32[256]) parameter(0)
+  i = s32[] get-tuple-element(st), index=0
+  zz = f32[100000] get-tuple-element(st), index=1
+  a = f32[256] get-tuple-element(st), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], f32[100000], f32[256]) tuple(i1, zz, a)
+}
+
+ENTRY e {
+  p = f32[256] parameter(0)
+  d1 = f32[256] exponential(p)
+  d2 = f32[256] negate(p)
+  f1 = f32[256] abs(p)
+  f2 = f32[256] cosine(p)
+  m = f32[256] multiply(d1, d2)
+  e = f32[256] multiply(f1, f2)
+  out = f32[256] multiply(m, e)
+  c = f32[] constant(1)
+  zz = f32[100000] broadcast(c), dimensions={}
+  i0 = s32[] constant(0)
+  init = (s32[], f32[100000], f32[256]) tuple(i0, zz, out)
+  w = (s32[], f32[100000], f32[256]) while(init), condition=cond, body=body
+  ROOT r = s32[] get-tuple-element(w), index=0
+}
+)";
+  auto m = Parse(kDeadElement);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = 100, .error_if_not_met = false});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->met);
+  EXPECT_EQ(r->floor.bound_bytes, 5120);
+  EXPECT_GE(r->peak_after, r->floor.bound_bytes);
+  EXPECT_EQ(Find(*m, "w")->shape().tuple_shapes_size(), 2);  // the broadcast's element went
+  EXPECT_NE(Find(*m, "out"), nullptr);
+  ASSERT_TRUE(VerifyModule(*m).ok());
+}
+
+// A dot live across the peak whose operand is dead there: both are
+// recomputed after it (the operand's block), the FLOPs counted.
 TEST(Rematerialization, RecomputesADotWithItsDeadOperand) {
   constexpr char kDot[] = R"(
 HloModule m, is_scheduled=true
