@@ -535,6 +535,13 @@ class Rematerializer {
            SinkLoopState(a, result)) {
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
     }
+    while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
+           MakeAtEachUse(a, result)) {
+      ASSIGN_OR_RETURN(a, Analyses::Run(module_));
+    }
+    if (options_.memory_limit_bytes > 0) {
+      ASSIGN_OR_RETURN(a, Analyses::Run(module_));  // after the last MakeAtEachUse undid
+    }
     std::pair<int64_t, int64_t> level = PeakLevel(a);
     bool one_at_a_time = false;  // after a round of several made no progress
     while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
@@ -616,6 +623,149 @@ class Rematerializer {
   }
 
  private:
+  static bool HasControlEdges(const HloInstruction& i) {
+    return !i.control_predecessors().empty() || !i.control_successors().empty();
+  }
+
+  // A value made from scalars: a broadcast or iota, or a reshape or convert
+  // of one, whose leaves are iotas and constants of at most one element.
+  static bool IsMadeFromScalars(const HloInstruction& v) {
+    switch (v.opcode()) {
+      case HloOpcode::kIota:
+        return v.shape().IsArray() && !HasControlEdges(v);
+      case HloOpcode::kBroadcast:
+      case HloOpcode::kReshape:
+      case HloOpcode::kConvert: {
+        if (!v.shape().IsArray() || HasControlEdges(v)) return false;
+        const HloInstruction& op = *v.operand(0);
+        return op.opcode() == HloOpcode::kConstant
+                   ? op.shape().IsArray() && op.shape().ElementCount() <= 1
+                   : IsMadeFromScalars(op);
+      }
+      default:
+        return false;
+    }
+  }
+
+  // Values made from scalars, live at the peak but not read there, each
+  // alone in its buffer and read directly by instructions of its own
+  // computation (no tuple, not the root), are made again right before each
+  // of their users after the peak: a copy per user, the value's instructions
+  // of more than one element cloned, scalars shared. All at once; kept (and
+  // true) only when the peak level falls, undone otherwise.
+  bool MakeAtEachUse(const Analyses& a, RematerializationResult& result) {
+    const int64_t t = a.live->peak_time();
+    const auto& sequence = a.live->flattened_instruction_sequence();
+    if (t < 0 || t >= static_cast<int64_t>(sequence.size())) return false;
+    const HloInstruction* at_peak = sequence[t];
+    const std::pair<int64_t, int64_t> level = PeakLevel(a);
+    std::vector<Applied> applied;
+    for (const auto& c : module_.computations()) {
+      if (c->fusion_instruction() != nullptr || c->IsAsyncComputation()) continue;
+      // The values first (Apply-like rewrites change the order as they go).
+      std::vector<HloInstruction*> values;
+      for (const auto& i : c->instructions()) {
+        HloInstruction* v = i.get();
+        if (!IsMadeFromScalars(*v) || c->root_instruction() == v || v->users().empty()) continue;
+        const HloValue* value = a.alias->dataflow_analysis().GetValueAt(v, ShapeIndex{});
+        if (value == nullptr || value->defining_instruction() != v) continue;
+        const HloBuffer& buffer = a.BufferOf(*value);
+        const int64_t time = a.live->instruction_time(v);
+        if (buffer.values().size() != 1 || !a.LiveAt(buffer, t) || time < 0 || time >= t) continue;
+        bool fits = true;
+        for (const HloInstruction* user : v->users()) {
+          fits = fits && user != at_peak && user->opcode() != HloOpcode::kTuple &&
+                 !HasControlEdges(*user) && a.live->instruction_time(user) >= 0;
+        }
+        if (fits) values.push_back(v);
+      }
+      for (HloInstruction* v : values) {
+        std::vector<HloInstruction*> late;
+        for (HloInstruction* user : v->users()) {
+          if (a.live->instruction_time(user) > t) late.push_back(user);
+        }
+        if (!late.empty()) applied.push_back(CopyBeforeEachUser(*v, late, t, a));
+      }
+    }
+    if (applied.empty()) return false;
+    absl::StatusOr<Analyses> now = Analyses::Run(module_);
+    if (now.ok() && PeakLevel(*now) < level) {
+      ++result.rounds;
+      for (Applied& done : applied) {
+        maybe_dead_.insert(done.block.begin(), done.block.end());
+        result.recomputed.push_back(std::move(done.record));
+      }
+      return true;
+    }
+    for (auto it = applied.rbegin(); it != applied.rend(); ++it) Undo(*it);
+    return false;
+  }
+
+  // `v` (made from scalars) made again right before each of `late`, which
+  // read the copies; the record says how many.
+  Applied CopyBeforeEachUser(HloInstruction& v, const std::vector<HloInstruction*>& late, int64_t t,
+                             const Analyses& a) {
+    HloComputation* computation = v.parent();
+    Applied applied;
+    applied.computation = computation;
+    for (const auto& i : computation->instructions()) applied.order_before.push_back(i.get());
+    // The instructions to clone, operands first: v and those under it of
+    // more than one element.
+    std::vector<HloInstruction*> tree;
+    for (HloInstruction* i = &v; i != nullptr;) {
+      tree.insert(tree.begin(), i);
+      HloInstruction* op = i->operand_count() == 1 ? i->operand(0) : nullptr;
+      i = op != nullptr && op->opcode() != HloOpcode::kConstant && op->shape().ElementCount() > 1
+              ? op
+              : nullptr;
+    }
+    applied.block = tree;
+    Recomputation& r = applied.record;
+    r.instruction = v.name();
+    r.computation = computation->name();
+    r.peak_time = t;
+    r.bytes_freed = a.live->buffer_size(a.BufferOf(*a.alias->dataflow_analysis().GetValueAt(&v)));
+    r.with_operands = static_cast<int>(tree.size()) - 1;
+    r.copies = static_cast<int>(late.size());
+    r.moved = late.size() == v.users().size();
+    // Each user's copy goes right before it.
+    absl::flat_hash_map<const HloInstruction*, std::vector<HloInstruction*>> before;
+    for (HloInstruction* user : late) {
+      std::vector<HloInstruction*> made;
+      HloInstruction* previous = nullptr;
+      for (HloInstruction* i : tree) {
+        std::vector<HloInstruction*> operands = i->operands();
+        if (previous != nullptr) operands[0] = previous;
+        auto origin_it = origin_.find(i->name());
+        const std::string origin = origin_it == origin_.end() ? i->name() : origin_it->second;
+        previous = CloneInstruction(i, origin, operands);
+        origin_[previous->name()] = origin;
+        made.push_back(previous);
+        r.bytes_accessed += BytesAccessed(*i);
+      }
+      if (r.clone.empty()) r.clone = previous->name();
+      for (int64_t k = 0; k < user->operand_count(); ++k) {
+        if (user->operand(k) != &v) continue;
+        user->ReplaceOperandWith(k, previous);
+        applied.rerouted.push_back({user, k, &v});
+      }
+      before[user] = made;
+      applied.made.insert(applied.made.end(), made.begin(), made.end());
+    }
+    absl::flat_hash_set<const HloInstruction*> cloned(applied.made.begin(), applied.made.end());
+    std::vector<HloInstruction*> order;
+    order.reserve(computation->instructions().size());
+    for (const auto& i : computation->instructions()) {
+      if (cloned.contains(i.get())) continue;
+      if (auto it = before.find(i.get()); it != before.end()) {
+        order.insert(order.end(), it->second.begin(), it->second.end());
+      }
+      order.push_back(i.get());
+    }
+    computation->SetInstructionOrder(order);
+    return applied;
+  }
+
   // Loop state made again inside the loop instead of carried: an element the
   // body hands on unchanged, that nothing reads after the loop, whose initial
   // value is computed from nothing (a constant, an iota, a broadcast of one;
@@ -1103,6 +1253,14 @@ std::string RematerializationResult::Summary() const {
                                                      " before its reads in each iteration"),
                       "; ", Bytes(r.bytes_freed), " freed at the peak (time ", r.peak_time, "); ",
                       r.flops, " FLOPs, ", Bytes(r.bytes_accessed), " accessed per iteration\n");
+      continue;
+    }
+    if (r.copies > 1) {
+      absl::StrAppend(&out, "  %", r.instruction, " in %", r.computation,
+                      ": made again before each of ", r.copies, " later users (first as %", r.clone,
+                      ")", r.moved ? ", the original gone" : "", "; ", Bytes(r.bytes_freed),
+                      " freed at the peak (time ", r.peak_time, "); ", r.flops, " FLOPs, ",
+                      Bytes(r.bytes_accessed), " accessed\n");
       continue;
     }
     absl::StrAppend(

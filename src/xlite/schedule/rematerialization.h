@@ -31,6 +31,12 @@
 // repeat until the peak is at most the limit, nothing helps, or
 // `max_rounds`.
 //
+// Before the rounds, values live at the peak that are made from scalars (a
+// broadcast or iota, through reshapes and converts) are made again right
+// before each of their later users, each user its own copy: no FLOPs, and
+// live only while that user runs (XLA fuses such producers into their users).
+// Kept only when the peak falls.
+//
 // Before the rounds, loop state live at the peak that the loop can make
 // again from nothing -- a constant, an iota or a broadcast of one that the
 // body hands on unchanged and nothing reads after the loop -- is made again
@@ -99,7 +105,11 @@ struct Recomputation {
   // now makes again where it reads it instead of carrying it; flops and
   // bytes_accessed are then per iteration.
   bool loop_state = false;
-  int with_operands = 0;    // operands (dead at the peak) recomputed with it
+  int with_operands = 0;  // operands (dead at the peak) recomputed with it
+  // A value made from scalars (a broadcast or iota, through reshapes and
+  // converts) made again right before each of its later users: how many
+  // times (the clone names the first); 1 otherwise.
+  int copies = 1;
   int64_t peak_time = 0;    // the peak it was chosen at
   int64_t bytes_freed = 0;  // its size less the operand bytes kept over that peak
   // Estimated extra cost: FLOPs and bytes (operands read + results written)

@@ -344,6 +344,74 @@ ENTRY e {
   ASSERT_TRUE(VerifyModule(*m).ok());
 }
 
+// b, a broadcast of a constant (4000 bytes), is read before the reduce of a
+// 40000-byte temporary and by two instructions after it. Made again right
+// before each of those two, it is not live at the reduce, though the scalar
+// it is made from now is: 52012 -> 48016 bytes, no FLOPs, results unchanged.
+TEST(Rematerialization, MakesABroadcastOfAScalarAgainBeforeEachLaterUser) {
+  constexpr char kBroadcastUsedLate[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[1000] parameter(0)
+  q = f32[] parameter(1)
+  c = f32[] constant(2)
+  b = f32[1000] broadcast(c), dimensions={}
+  y = f32[1000] multiply(p, b)
+  big = f32[10000] broadcast(q), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add
+  sb = f32[1000] broadcast(s), dimensions={}
+  w = f32[1000] add(sb, b)
+  v = f32[1000] multiply(w, b)
+  ROOT r = f32[1000] add(v, y)
+}
+)";
+  auto m = Parse(kBroadcastUsedLate);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  Literal p(Shape::Array(PrimitiveType::F32, {1000}));
+  for (int64_t i = 0; i < 1000; ++i) p.SetDouble(i, 0.001 * static_cast<double>(i));
+  args.push_back(std::move(p));
+  args.push_back(Scalar(0.5f));
+  absl::StatusOr<Literal> before = Evaluate(*m, args);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(*Peak(*m), 52012);
+  absl::StatusOr<RematerializationResult> r = Rematerialize(*m, {.memory_limit_bytes = 48016});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->met);
+  EXPECT_EQ(r->peak_after, 48016);
+  ASSERT_EQ(r->recomputed.size(), 1u);
+  EXPECT_EQ(r->recomputed[0].instruction, "b");
+  EXPECT_EQ(r->recomputed[0].copies, 2);
+  EXPECT_FALSE(r->recomputed[0].moved);  // y still reads it
+  EXPECT_EQ(r->recomputed[0].flops, 0);
+  EXPECT_TRUE(absl::StrContains(r->Summary(), "%b in %e: made again before each of 2 later users"))
+      << r->Summary();
+  // Each later user reads its own copy, made right before it.
+  HloInstruction* w = Find(*m, "w");
+  HloInstruction* v = Find(*m, "v");
+  EXPECT_NE(w->operand(1), Find(*m, "b"));
+  EXPECT_NE(v->operand(1), Find(*m, "b"));
+  EXPECT_NE(w->operand(1), v->operand(1));
+  const auto& order = m->entry_computation()->instructions();
+  for (size_t i = 0; i + 1 < order.size(); ++i) {
+    if (order[i].get() == w->operand(1)) EXPECT_EQ(order[i + 1].get(), w);
+    if (order[i].get() == v->operand(1)) EXPECT_EQ(order[i + 1].get(), v);
+  }
+  EXPECT_EQ(*Peak(*m), 48016);
+  ASSERT_TRUE(VerifyModule(*m).ok());
+  absl::StatusOr<Literal> after = Evaluate(*m, args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+}
+
 // A dot live across the peak whose operand is dead there: both are
 // recomputed after it (the operand's block), the FLOPs counted.
 TEST(Rematerialization, RecomputesADotWithItsDeadOperand) {
