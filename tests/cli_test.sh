@@ -192,8 +192,9 @@ check "--xlite_strict_donation makes an unusable donation an error" $?
 "$XLITE" memory "$tmp/donor.hlo" | grep -q 'donated (buffer_donor) but unused: no output has its shape and layout'
 check "memory reports an unused donation" $?
 "$XLITE" memory --xlite_memory_limit=1000 "$ROOT/examples/mlp.hlo" > "$tmp/out.txt" 2> "$tmp/err.txt"
-[ $? -eq 4 ] && grep -q 'the memory limit of 1000 bytes cannot be met: the schedule.s peak is 439296 bytes' "$tmp/err.txt"
-check "memory --xlite_memory_limit: a limit below the floor is an error naming the peak" $?
+[ $? -eq 4 ] && grep -q 'the memory limit of 1000 bytes cannot be met: the schedule.s peak is 439296 bytes' "$tmp/err.txt" &&
+  grep -q 'rematerialization: limit 1000 bytes; peak 439296 bytes -> 439296 bytes (NOT met)' "$tmp/out.txt"
+check "memory --xlite_memory_limit: a limit below the floor is an error naming the peak, after the report" $?
 printf 'HloModule m, is_scheduled=true\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[] parameter(0)\n  x = f32[1000] broadcast(p), dimensions={}\n  y = f32[1000] exponential(x)\n  big = f32[10000] broadcast(p), dimensions={}\n  zero = f32[] constant(0)\n  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add\n  sb = f32[1000] broadcast(s), dimensions={}\n  w = f32[1000] add(x, sb)\n  ROOT v = f32[1000] add(w, y)\n}\n' > "$tmp/remat.hlo"
 "$XLITE" memory --xlite_memory_limit=45000 "$tmp/remat.hlo" > "$tmp/out.txt" &&
   grep -q 'peak 48012 bytes -> 44012 bytes (met)' "$tmp/out.txt" &&

@@ -14,6 +14,7 @@
 #include "xlite/buffers/plan_memory.h"
 #include "xlite/passes/dump.h"
 #include "xlite/passes/simplify.h"
+#include "xlite/schedule/rematerialization.h"
 #include "xlite/stablehlo/import.h"
 #include "xlite/support/flags.h"
 #include "xlite/text/parser.h"
@@ -72,6 +73,9 @@ int PlanOne(HloModule& module, const MemoryFlags& f, const DebugOptions& debug, 
   PlanOptions options = PlanOptionsFrom(debug);
   options.verify = true;  // the report needs the checker's bounds
   options.assignment.alignment = f.alignment;
+  // A limit not met still gets its report (what is live at the peak
+  // reached), then the error.
+  options.rematerialization.error_if_not_met = false;
   absl::StatusOr<MemoryPlan> plan = PlanMemory(module, options);
   if (!plan.ok()) {
     (void)dumper.Finish();
@@ -110,6 +114,11 @@ int PlanOne(HloModule& module, const MemoryFlags& f, const DebugOptions& debug, 
     } else if (p == "timeline-svg") {
       std::cout << MemoryTimelineSvg(assignment);
     }
+  }
+  if (plan->rematerialization && !plan->rematerialization->met) {
+    const absl::Status not_met = NotMetError(module, *plan->rematerialization);
+    std::cerr << module.name() << ": " << not_met.message() << "\n";
+    return ExitCode(not_met);
   }
   return 0;
 }

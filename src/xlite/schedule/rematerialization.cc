@@ -1284,22 +1284,24 @@ absl::StatusOr<RematerializationResult> Rematerialize(HloModule& module,
     return InvalidArgument("memory limit ", options.memory_limit_bytes, " bytes is negative");
   }
   ASSIGN_OR_RETURN(RematerializationResult result, Rematerializer(module, options).Run());
-  if (!result.met && options.error_if_not_met) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("module ", module.name(), ": the memory limit of ", Bytes(result.limit_bytes),
-                     " cannot be met: the schedule's peak is ", Bytes(result.peak_after), " at ",
-                     result.peak_instruction, " after rematerialization (",
-                     Bytes(result.peak_before), " before; ", result.recomputed.size(),
-                     " values recomputed or moved); the largest "
-                     "single instruction's working set (operands + outputs) is ",
-                     Bytes(result.floor.bytes), " (", result.floor.instruction,
-                     ") and the entry's parameters and outputs, live when it ends, take ",
-                     Bytes(result.floor.resident_bytes),
-                     "; with the parameters, live throughout, "
-                     "no schedule goes below ",
-                     Bytes(result.floor.bound_bytes), " (", result.floor.bound_reason, ")"));
-  }
+  if (!result.met && options.error_if_not_met) return NotMetError(module, result);
   return result;
+}
+
+absl::Status NotMetError(const HloModule& module, const RematerializationResult& result) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("module ", module.name(), ": the memory limit of ", Bytes(result.limit_bytes),
+                   " cannot be met: the schedule's peak is ", Bytes(result.peak_after), " at ",
+                   result.peak_instruction, " after rematerialization (", Bytes(result.peak_before),
+                   " before; ", result.recomputed.size(),
+                   " values recomputed or moved); the largest "
+                   "single instruction's working set (operands + outputs) is ",
+                   Bytes(result.floor.bytes), " (", result.floor.instruction,
+                   ") and the entry's parameters and outputs, live when it ends, take ",
+                   Bytes(result.floor.resident_bytes),
+                   "; with the parameters, live throughout, "
+                   "no schedule goes below ",
+                   Bytes(result.floor.bound_bytes), " (", result.floor.bound_reason, ")"));
 }
 
 }  // namespace xlite

@@ -145,6 +145,10 @@ absl::StatusOr<WorkingSet> LargestWorkingSet(const HloModule& module);
 absl::StatusOr<RematerializationResult> Rematerialize(HloModule& module,
                                                       const RematerializationOptions& options);
 
+// The ResourceExhausted error Rematerialize returns for a limit `result` did
+// not meet (with error_if_not_met).
+absl::Status NotMetError(const HloModule& module, const RematerializationResult& result);
+
 }  // namespace xlite
 
 #endif  // XLITE_SCHEDULE_REMATERIALIZATION_H_
