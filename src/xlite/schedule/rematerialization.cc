@@ -536,11 +536,7 @@ class Rematerializer {
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
     }
     while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
-           MakeAtEachUse(a, result)) {
-      ASSIGN_OR_RETURN(a, Analyses::Run(module_));
-    }
-    if (options_.memory_limit_bytes > 0) {
-      ASSIGN_OR_RETURN(a, Analyses::Run(module_));  // after the last MakeAtEachUse undid
+           result.rounds < options_.max_rounds && MakeAtEachUse(a, result)) {
     }
     std::pair<int64_t, int64_t> level = PeakLevel(a);
     bool one_at_a_time = false;  // after a round of several made no progress
@@ -653,7 +649,9 @@ class Rematerializer {
   // of their users after the peak: a copy per user, the value's instructions
   // of more than one element cloned, scalars shared. All at once; kept (and
   // true) only when the peak level falls, undone otherwise.
-  bool MakeAtEachUse(const Analyses& a, RematerializationResult& result) {
+  // `a` is the module's analyses, then (when kept) the new module's; an
+  // undone attempt leaves the module as `a` saw it.
+  bool MakeAtEachUse(Analyses& a, RematerializationResult& result) {
     const int64_t t = a.live->peak_time();
     const auto& sequence = a.live->flattened_instruction_sequence();
     if (t < 0 || t >= static_cast<int64_t>(sequence.size())) return false;
@@ -672,18 +670,26 @@ class Rematerializer {
         const HloBuffer& buffer = a.BufferOf(*value);
         const int64_t time = a.live->instruction_time(v);
         if (buffer.values().size() != 1 || !a.LiveAt(buffer, t) || time < 0 || time >= t) continue;
+        // Users that run no computation of their own (a call or a loop
+        // holding the peak would keep its copy live there).
         bool fits = true;
         for (const HloInstruction* user : v->users()) {
+          const bool runs_computations =
+              user->opcode() != HloOpcode::kFusion && !user->called_computations().empty();
           fits = fits && user != at_peak && user->opcode() != HloOpcode::kTuple &&
-                 !HasControlEdges(*user) && a.live->instruction_time(user) >= 0;
+                 !runs_computations && !HasControlEdges(*user) &&
+                 a.live->instruction_time(user) >= 0;
         }
         if (fits) values.push_back(v);
       }
       for (HloInstruction* v : values) {
-        std::vector<HloInstruction*> late;
+        std::vector<HloInstruction*> late;  // in schedule order
         for (HloInstruction* user : v->users()) {
           if (a.live->instruction_time(user) > t) late.push_back(user);
         }
+        absl::c_sort(late, [&](const HloInstruction* l, const HloInstruction* r) {
+          return a.live->instruction_time(l) < a.live->instruction_time(r);
+        });
         if (!late.empty()) applied.push_back(CopyBeforeEachUser(*v, late, t, a));
       }
     }
@@ -691,6 +697,7 @@ class Rematerializer {
     absl::StatusOr<Analyses> now = Analyses::Run(module_);
     if (now.ok() && PeakLevel(*now) < level) {
       ++result.rounds;
+      a = *std::move(now);
       for (Applied& done : applied) {
         maybe_dead_.insert(done.block.begin(), done.block.end());
         result.recomputed.push_back(std::move(done.record));
@@ -709,15 +716,13 @@ class Rematerializer {
     Applied applied;
     applied.computation = computation;
     for (const auto& i : computation->instructions()) applied.order_before.push_back(i.get());
-    // The instructions to clone, operands first: v and those under it of
-    // more than one element.
+    // The instructions to clone, operands first: the whole chain down to its
+    // scalar constant or iota (a shared scalar would stay live over the
+    // peak).
     std::vector<HloInstruction*> tree;
     for (HloInstruction* i = &v; i != nullptr;) {
       tree.insert(tree.begin(), i);
-      HloInstruction* op = i->operand_count() == 1 ? i->operand(0) : nullptr;
-      i = op != nullptr && op->opcode() != HloOpcode::kConstant && op->shape().ElementCount() > 1
-              ? op
-              : nullptr;
+      i = i->operand_count() == 1 ? i->operand(0) : nullptr;
     }
     applied.block = tree;
     Recomputation& r = applied.record;
@@ -740,6 +745,7 @@ class Rematerializer {
         const std::string origin = origin_it == origin_.end() ? i->name() : origin_it->second;
         previous = CloneInstruction(i, origin, operands);
         origin_[previous->name()] = origin;
+        ++clones_[origin];  // as Apply counts (Undo takes it back)
         made.push_back(previous);
         r.bytes_accessed += BytesAccessed(*i);
       }
@@ -763,6 +769,10 @@ class Rematerializer {
       order.push_back(i.get());
     }
     computation->SetInstructionOrder(order);
+    // A moved value is made as many times as before, in other places.
+    if (r.moved) {
+      for (HloInstruction* i : tree) r.bytes_accessed -= BytesAccessed(*i);
+    }
     return applied;
   }
 

@@ -33,9 +33,9 @@
 //
 // Before the rounds, values live at the peak that are made from scalars (a
 // broadcast or iota, through reshapes and converts) are made again right
-// before each of their later users, each user its own copy: no FLOPs, and
-// live only while that user runs (XLA fuses such producers into their users).
-// Kept only when the peak falls.
+// before each of their later users, each user its own copy (the scalar
+// included): no FLOPs, and live only from just before that user (XLA fuses
+// such producers into their users). Kept only when the peak falls.
 //
 // Before the rounds, loop state live at the peak that the loop can make
 // again from nothing -- a constant, an iota or a broadcast of one that the
