@@ -13,6 +13,47 @@ absl::Status Error(const HloInstruction& instr, absl::string_view message) {
       absl::StrCat(HloOpcodeString(instr.opcode()), " '", instr.name(), "': ", message));
 }
 
+absl::Status ExpectOperandCount(const HloInstruction& instr, int64_t count) {
+  if (instr.operand_count() == count) return absl::OkStatus();
+  return Error(instr, absl::StrCat("expects ", count, count == 1 ? " operand" : " operands",
+                                   ", got ", instr.operand_count()));
+}
+
+absl::Status ExpectArray(const HloInstruction& instr, const Shape& shape, absl::string_view role) {
+  if (shape.IsArray()) return absl::OkStatus();
+  return Error(instr, absl::StrCat(role, " must be an array, got ", ShapeText(shape)));
+}
+
+Shape WithoutLayout(Shape shape) {
+  shape.clear_layout();
+  for (Shape& element : shape.mutable_tuple_shapes()) element = WithoutLayout(std::move(element));
+  return shape;
+}
+
+std::string ShapeText(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
+
+std::string TypeName(PrimitiveType type) { return std::string(PrimitiveTypeName(type)); }
+
+bool IsUnbounded(int64_t size) { return size == Shape::kUnboundedSize; }
+
+bool SizesMatch(int64_t a, int64_t b) { return a == b || IsUnbounded(a) || IsUnbounded(b); }
+
+Dim DimOf(const Shape& shape, int64_t i) {
+  return {shape.dimensions(i), shape.is_dynamic_dimension(i)};
+}
+
+std::vector<Dim> DimsOf(const Shape& shape) {
+  std::vector<Dim> dims;
+  for (int64_t i = 0; i < shape.rank(); ++i) dims.push_back(DimOf(shape, i));
+  return dims;
+}
+
+Shape MakeArray(PrimitiveType type, const std::vector<Dim>& dims) {
+  Shape shape = Shape::Array(type, {});
+  for (const Dim& d : dims) shape.add_dimension(d.size, d.dynamic || IsUnbounded(d.size));
+  return shape;
+}
+
 bool Compatible(const Shape& a, const Shape& b) {
   if (a.element_type() != b.element_type()) return false;
   if (a.IsTuple() || a.IsBuffer()) {

@@ -5,6 +5,9 @@
 #ifndef XLITE_VERIFY_SHAPE_INFERENCE_H_
 #define XLITE_VERIFY_SHAPE_INFERENCE_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "xlite/ir/instruction.h"
 
@@ -31,6 +34,29 @@ absl::StatusOr<Shape> InferCollectiveShape(const HloInstruction& instr);
 // Helpers shared by the families.
 // "opcode 'name': message" as an InvalidArgument status.
 absl::Status Error(const HloInstruction& instr, absl::string_view message);
+// "expects N operand(s), got M" unless `instr` has exactly `count` operands.
+absl::Status ExpectOperandCount(const HloInstruction& instr, int64_t count);
+// "<role> must be an array, got <shape>" unless `shape` is an array.
+absl::Status ExpectArray(const HloInstruction& instr, const Shape& shape, absl::string_view role);
+// `shape` with no layout, at every level of a tuple.
+Shape WithoutLayout(Shape shape);
+// `shape` as text, without its layout (for messages).
+std::string ShapeText(const Shape& shape);
+// The element type's name ("f32").
+std::string TypeName(PrimitiveType type);
+// The '?' size of an unbounded dynamic dimension.
+bool IsUnbounded(int64_t size);
+// Sizes agree when equal or when either is unbounded ('?').
+bool SizesMatch(int64_t a, int64_t b);
+// One result dimension: its size (the bound when dynamic) and its dynamic flag.
+struct Dim {
+  int64_t size;
+  bool dynamic;
+};
+Dim DimOf(const Shape& shape, int64_t i);
+std::vector<Dim> DimsOf(const Shape& shape);
+// An array of `type` with `dims` (unbounded sizes dynamic).
+Shape MakeArray(PrimitiveType type, const std::vector<Dim>& dims);
 // Shapes compatible ignoring layout; dynamic '<=N' dimensions match N.
 bool Compatible(const Shape& a, const Shape& b);
 // XLA lets floating-point operands differ in precision

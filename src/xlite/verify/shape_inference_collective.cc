@@ -19,15 +19,6 @@
 namespace xlite::shape_inference {
 namespace {
 
-// Inferred shapes carry no layout.
-Shape WithoutLayout(Shape shape) {
-  shape.clear_layout();
-  for (Shape& element : shape.mutable_tuple_shapes()) element = WithoutLayout(std::move(element));
-  return shape;
-}
-
-std::string Str(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
-
 // One result per data operand: the shape itself for one, a tuple for several.
 Shape VariadicResult(std::vector<Shape> shapes) {
   if (shapes.size() == 1) return std::move(shapes[0]);
@@ -44,7 +35,7 @@ absl::StatusOr<std::vector<Shape>> ArrayOperands(const HloInstruction& instr, in
   for (int64_t i = begin; i < end; ++i) {
     const Shape& shape = instr.operand(i)->shape();
     if (!shape.IsArray()) {
-      return Error(instr, absl::StrCat("operand ", i, " must be an array, got ", Str(shape)));
+      return Error(instr, absl::StrCat("operand ", i, " must be an array, got ", ShapeText(shape)));
     }
     shapes.push_back(shape);
   }
@@ -165,7 +156,7 @@ absl::StatusOr<int64_t> CollectiveDimension(const HloInstruction& instr,
   for (size_t i = 0; i < operands.size(); ++i) {
     if (dim < 0 || dim >= operands[i].rank()) {
       return Error(instr, absl::StrCat("dimension ", dim, " is out of range for operand ", i,
-                                       " of shape ", Str(operands[i])));
+                                       " of shape ", ShapeText(operands[i])));
     }
   }
   return dim;
@@ -296,8 +287,8 @@ absl::StatusOr<Shape> InferResultOfContext(const HloInstruction& instr) {
   const Shape& context = instr.operand(0)->shape();
   if (const Shape* result = TupleElement(context, 1)) return WithoutLayout(*result);
   if (context.IsArray()) return WithoutLayout(context);  // legacy array-shaped start
-  return Error(
-      instr, absl::StrCat("operand must be a (operand, result, ...) context, got ", Str(context)));
+  return Error(instr, absl::StrCat("operand must be a (operand, result, ...) context, got ",
+                                   ShapeText(context)));
 }
 
 absl::StatusOr<Shape> InferReduceScatter(const HloInstruction& instr) {
@@ -364,18 +355,19 @@ absl::StatusOr<Shape> InferRaggedAllToAll(const HloInstruction& instr) {
   const Shape& input = (*operands)[0];
   const Shape& output = (*operands)[1];
   if (input.element_type() != output.element_type() || input.rank() != output.rank()) {
-    return Error(instr, absl::StrCat("input ", Str(input), " and output ", Str(output),
+    return Error(instr, absl::StrCat("input ", ShapeText(input), " and output ", ShapeText(output),
                                      " must have the same element type and rank"));
   }
   for (int64_t i = 2; i < 6; ++i) {
     const Shape& sizes = (*operands)[i];
     if (sizes.element_type() != PrimitiveType::S32 && sizes.element_type() != PrimitiveType::S64) {
       return Error(instr, absl::StrCat("offsets and sizes must be s32 or s64; operand ", i, " is ",
-                                       Str(sizes)));
+                                       ShapeText(sizes)));
     }
     if (!Compatible(sizes, (*operands)[2])) {
-      return Error(instr, absl::StrCat("offsets and sizes must have one shape; operand ", i, " is ",
-                                       Str(sizes), " but operand 2 is ", Str((*operands)[2])));
+      return Error(instr,
+                   absl::StrCat("offsets and sizes must have one shape; operand ", i, " is ",
+                                ShapeText(sizes), " but operand 2 is ", ShapeText((*operands)[2])));
     }
   }
   return WithoutLayout(output);
@@ -407,8 +399,8 @@ absl::StatusOr<Shape> PermuteResult(const HloInstruction& instr) {
   const Shape& output = instr.operand(1)->shape();
   if (input.IsTuple() != output.IsTuple() ||
       (input.IsTuple() && input.tuple_shapes_size() != output.tuple_shapes_size())) {
-    return Error(instr, absl::StrCat("in-place input ", Str(input), " and output ", Str(output),
-                                     " must have the same structure"));
+    return Error(instr, absl::StrCat("in-place input ", ShapeText(input), " and output ",
+                                     ShapeText(output), " must have the same structure"));
   }
   return output;
 }

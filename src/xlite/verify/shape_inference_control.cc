@@ -12,25 +12,11 @@
 namespace xlite::shape_inference {
 namespace {
 
-// Inferred shapes carry no layout.
-Shape WithoutLayout(Shape shape) {
-  shape.clear_layout();
-  for (Shape& element : shape.mutable_tuple_shapes()) element = WithoutLayout(std::move(element));
-  return shape;
-}
-
-std::string Str(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
-
-absl::Status ExpectOperandCount(const HloInstruction& instr, int64_t expected) {
-  if (instr.operand_count() == expected) return absl::OkStatus();
-  return Error(instr, absl::StrCat("expects ", expected, " operands, got ", instr.operand_count()));
-}
-
 absl::Status ExpectToken(const HloInstruction& instr, int64_t operand, absl::string_view role) {
   const Shape& shape = instr.operand(operand)->shape();
   if (shape.IsToken()) return absl::OkStatus();
-  return Error(instr,
-               absl::StrCat(role, " (operand ", operand, ") must be a token, got ", Str(shape)));
+  return Error(instr, absl::StrCat(role, " (operand ", operand, ") must be a token, got ",
+                                   ShapeText(shape)));
 }
 
 absl::StatusOr<const HloComputation*> CalledComputation(const HloInstruction& instr, int64_t index,
@@ -91,9 +77,9 @@ absl::Status CheckArgumentsMatchParameters(const HloInstruction& instr,
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
     const Shape& argument = instr.operand(i)->shape();
     if (!Compatible(argument, (*params)[i])) {
-      return Error(instr,
-                   absl::StrCat("operand ", i, " has shape ", Str(argument), " but parameter ", i,
-                                " of '", computation.name(), "' has shape ", Str((*params)[i])));
+      return Error(instr, absl::StrCat("operand ", i, " has shape ", ShapeText(argument),
+                                       " but parameter ", i, " of '", computation.name(),
+                                       "' has shape ", ShapeText((*params)[i])));
     }
   }
   return absl::OkStatus();
@@ -117,9 +103,9 @@ absl::Status CheckOutputOperandAliasing(const HloInstruction& instr) {
       return Error(instr, "output_to_operand_aliasing names a shape index that does not exist");
     }
     if (!Compatible(UnwrapBuffer(*output), UnwrapBuffer(*operand))) {
-      return Error(instr,
-                   absl::StrCat("output_to_operand_aliasing pairs output subshape ", Str(*output),
-                                " with operand ", alias.operand, " subshape ", Str(*operand)));
+      return Error(instr, absl::StrCat("output_to_operand_aliasing pairs output subshape ",
+                                       ShapeText(*output), " with operand ", alias.operand,
+                                       " subshape ", ShapeText(*operand)));
     }
   }
   return absl::OkStatus();
@@ -144,14 +130,16 @@ absl::StatusOr<Shape> InferWhile(const HloInstruction& instr) {
   const Shape& init = instr.operand(0)->shape();
   if (!Compatible(*condition_param, init) || !Compatible(*body_param, init) ||
       !Compatible(*body_result, init)) {
-    return Error(instr, absl::StrCat("the parameter of condition and body, the result of the "
-                                     "body, and init must all have the same shape; got "
-                                     "condition: ",
-                                     Str(*condition_param), ", body: ", Str(*body_param), " -> ",
-                                     Str(*body_result), ", init: ", Str(init)));
+    return Error(
+        instr, absl::StrCat("the parameter of condition and body, the result of the "
+                            "body, and init must all have the same shape; got "
+                            "condition: ",
+                            ShapeText(*condition_param), ", body: ", ShapeText(*body_param), " -> ",
+                            ShapeText(*body_result), ", init: ", ShapeText(init)));
   }
   if (!Compatible(*condition_result, Shape::Scalar(PrimitiveType::PRED))) {
-    return Error(instr, absl::StrCat("condition must return pred[]; got ", Str(*condition_result)));
+    return Error(instr,
+                 absl::StrCat("condition must return pred[]; got ", ShapeText(*condition_result)));
   }
   return WithoutLayout(init);
 }
@@ -173,7 +161,8 @@ absl::StatusOr<Shape> InferConditional(const HloInstruction& instr) {
                                        branches.size()));
     }
   } else if (!Compatible(index, Shape::Scalar(PrimitiveType::S32))) {
-    return Error(instr, absl::StrCat("branch index must be pred[] or s32[], got ", Str(index)));
+    return Error(instr,
+                 absl::StrCat("branch index must be pred[] or s32[], got ", ShapeText(index)));
   }
 
   std::optional<Shape> result;
@@ -184,17 +173,17 @@ absl::StatusOr<Shape> InferConditional(const HloInstruction& instr) {
     if (!param.ok()) return param.status();
     const Shape& operand = instr.operand(i + 1)->shape();
     if (!Compatible(operand, *param)) {
-      return Error(instr,
-                   absl::StrCat("branch operand ", i + 1, " has shape ", Str(operand),
-                                " but the parameter of branch ", i, " has shape ", Str(*param)));
+      return Error(instr, absl::StrCat("branch operand ", i + 1, " has shape ", ShapeText(operand),
+                                       " but the parameter of branch ", i, " has shape ",
+                                       ShapeText(*param)));
     }
     absl::StatusOr<Shape> root = RootShape(instr, **branch);
     if (!root.ok()) return root.status();
     if (!result) {
       result = *root;
     } else if (!Compatible(*result, *root)) {
-      return Error(instr, absl::StrCat("branch 0 returns ", Str(*result), " but branch ", i,
-                                       " returns ", Str(*root)));
+      return Error(instr, absl::StrCat("branch 0 returns ", ShapeText(*result), " but branch ", i,
+                                       " returns ", ShapeText(*root)));
     }
   }
   return WithoutLayout(*result);
@@ -231,8 +220,9 @@ absl::StatusOr<Shape> InferCustomCall(const HloInstruction& instr) {
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
       if (!Compatible((*constraints)[i], instr.operand(i)->shape())) {
         return Error(
-            instr, absl::StrCat("operand_layout_constraints[", i, "] ", Str((*constraints)[i]),
-                                " does not match operand shape ", Str(instr.operand(i)->shape())));
+            instr,
+            absl::StrCat("operand_layout_constraints[", i, "] ", ShapeText((*constraints)[i]),
+                         " does not match operand shape ", ShapeText(instr.operand(i)->shape())));
       }
     }
   }
@@ -258,9 +248,9 @@ absl::Status CheckBoundOperands(const HloInstruction& instr, const std::vector<S
   }
   for (size_t i = 0; i < bound.size(); ++i) {
     if (!Compatible(bound[i], (*params)[i])) {
-      return Error(
-          instr, absl::StrCat("async operand ", i, " has shape ", Str(bound[i]), " but parameter ",
-                              i, " of '", wrapped.name(), "' has shape ", Str((*params)[i])));
+      return Error(instr, absl::StrCat("async operand ", i, " has shape ", ShapeText(bound[i]),
+                                       " but parameter ", i, " of '", wrapped.name(),
+                                       "' has shape ", ShapeText((*params)[i])));
     }
   }
   return absl::OkStatus();
@@ -282,7 +272,7 @@ absl::Status ExpectAsyncContext(const HloInstruction& instr, const Shape& contex
   }
   return Error(instr, absl::StrCat("async context must be a tuple ((operands...), output, "
                                    "context...), got ",
-                                   Str(context)));
+                                   ShapeText(context)));
 }
 
 // The context state elements are the backend's choice: taken as declared.
@@ -362,9 +352,9 @@ absl::StatusOr<Shape> InferAsyncDone(const HloInstruction& instr) {
   absl::StatusOr<Shape> root = RootShape(instr, *wrapped);
   if (!root.ok()) return root.status();
   if (!IsUnboundOutput(context.tuple_shapes(1)) && !Compatible(context.tuple_shapes(1), *root)) {
-    return Error(instr,
-                 absl::StrCat("async context output ", Str(context.tuple_shapes(1)),
-                              " does not match the root of '", wrapped->name(), "' ", Str(*root)));
+    return Error(instr, absl::StrCat("async context output ", ShapeText(context.tuple_shapes(1)),
+                                     " does not match the root of '", wrapped->name(), "' ",
+                                     ShapeText(*root)));
   }
   return WithoutLayout(*root);
 }
@@ -376,7 +366,7 @@ absl::StatusOr<Shape> InferInfeed(const HloInstruction& instr) {
   const Shape& declared = instr.shape();
   if (!declared.IsTuple() || declared.tuple_shapes_size() != 2 ||
       !declared.tuple_shapes(1).IsToken()) {
-    return Error(instr, absl::StrCat("shape must be (data, token[]), got ", Str(declared)));
+    return Error(instr, absl::StrCat("shape must be (data, token[]), got ", ShapeText(declared)));
   }
   return WithoutLayout(Shape::Tuple({declared.tuple_shapes(0), Shape::Token()}));
 }
@@ -387,9 +377,9 @@ absl::StatusOr<Shape> InferOutfeed(const HloInstruction& instr) {
   if (absl::Status s = ExpectToken(instr, 1, "outfeed token"); !s.ok()) return s;
   const auto& outfeed_shape = instr.attrs().outfeed_shape;
   if (outfeed_shape && !Compatible(*outfeed_shape, instr.operand(0)->shape())) {
-    return Error(instr,
-                 absl::StrCat("outfeed_shape ", Str(*outfeed_shape),
-                              " does not match the data operand ", Str(instr.operand(0)->shape())));
+    return Error(instr, absl::StrCat("outfeed_shape ", ShapeText(*outfeed_shape),
+                                     " does not match the data operand ",
+                                     ShapeText(instr.operand(0)->shape())));
   }
   return Shape::Token();
 }
@@ -405,7 +395,8 @@ absl::Status ExpectTransferContext(const HloInstruction& instr, const Shape& sha
       Compatible(shape, TransferContext(shape.tuple_shapes(0)))) {
     return absl::OkStatus();
   }
-  return Error(instr, absl::StrCat(what, " must be (data, u32[], token[]), got ", Str(shape)));
+  return Error(instr,
+               absl::StrCat(what, " must be (data, u32[], token[]), got ", ShapeText(shape)));
 }
 
 // send(data, token) -> (data, u32[], token[]).

@@ -24,16 +24,9 @@ namespace {
 
 // ------------------------------------------------------------------ helpers
 
-std::string TypeName(PrimitiveType type) { return std::string(PrimitiveTypeName(type)); }
-
 std::string DimsString(const std::vector<int64_t>& dims) {
   return absl::StrCat("{", absl::StrJoin(dims, ","), "}");
 }
-
-bool IsUnbounded(int64_t size) { return size == Shape::kUnboundedSize; }
-
-// Sizes that cannot be compared statically (an unbounded '?') always match.
-bool SizesMatch(int64_t a, int64_t b) { return IsUnbounded(a) || IsUnbounded(b) || a == b; }
 
 bool SameDimensions(const Shape& a, const Shape& b) {
   if (a.rank() != b.rank()) return false;
@@ -41,12 +34,6 @@ bool SameDimensions(const Shape& a, const Shape& b) {
     if (!SizesMatch(a.dimensions(i), b.dimensions(i))) return false;
   }
   return true;
-}
-
-Shape WithoutLayout(Shape shape) {
-  shape.clear_layout();
-  for (Shape& element : shape.mutable_tuple_shapes()) element = WithoutLayout(element);
-  return shape;
 }
 
 // `type` with the dimensions and dynamic flags of `dims_from`.
@@ -58,25 +45,10 @@ Shape ArrayWithDims(PrimitiveType type, const Shape& dims_from) {
   return result;
 }
 
-absl::Status ExpectOperandCount(const HloInstruction& instr, int64_t count) {
-  if (instr.operand_count() != count) {
-    return Error(instr,
-                 absl::StrCat("expects ", count, " operand(s), got ", instr.operand_count()));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ExpectAtLeastOperands(const HloInstruction& instr, int64_t count) {
   if (instr.operand_count() < count) {
     return Error(instr, absl::StrCat("expects at least ", count, " operand(s), got ",
                                      instr.operand_count()));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ExpectArray(const HloInstruction& instr, const Shape& shape, absl::string_view role) {
-  if (!shape.IsArray()) {
-    return Error(instr, absl::StrCat(role, " must be an array, got ", shape.ToString(false)));
   }
   return absl::OkStatus();
 }

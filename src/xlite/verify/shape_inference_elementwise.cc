@@ -62,29 +62,6 @@ std::string DescribeClasses(uint32_t classes) {
   return absl::StrJoin(names, ", ");
 }
 
-std::string TypeName(PrimitiveType type) { return std::string(PrimitiveTypeName(type)); }
-
-Shape WithoutLayout(Shape shape) {
-  shape.clear_layout();
-  for (Shape& element : shape.mutable_tuple_shapes()) element = WithoutLayout(element);
-  return shape;
-}
-
-absl::Status ExpectOperandCount(const HloInstruction& instr, int64_t count) {
-  if (instr.operand_count() != count) {
-    return Error(instr,
-                 absl::StrCat("expects ", count, " operand(s), got ", instr.operand_count()));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ExpectArray(const HloInstruction& instr, const Shape& shape, absl::string_view role) {
-  if (!shape.IsArray()) {
-    return Error(instr, absl::StrCat(role, " must be an array, got ", shape.ToString(false)));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ExpectTypeClass(const HloInstruction& instr, const Shape& shape,
                              absl::string_view role, uint32_t allowed) {
   if (!(ClassOf(shape.element_type()) & allowed)) {
@@ -93,8 +70,6 @@ absl::Status ExpectTypeClass(const HloInstruction& instr, const Shape& shape,
   }
   return absl::OkStatus();
 }
-
-bool IsUnbounded(int64_t size) { return size == Shape::kUnboundedSize; }
 
 // Dimensions of two same-shaped operands, merged: an unbounded '?' takes the
 // other side's size (and dynamism), otherwise a dimension is dynamic if either

@@ -18,40 +18,7 @@ namespace {
 
 using absl::StrCat;
 
-// One result dimension: its size (the bound when dynamic) and its dynamic flag.
-struct Dim {
-  int64_t size;
-  bool dynamic;
-};
-
-bool IsUnbounded(int64_t size) { return size == Shape::kUnboundedSize; }
-
-Dim DimOf(const Shape& s, int64_t i) { return {s.dimensions(i), s.is_dynamic_dimension(i)}; }
-
-Shape MakeArray(PrimitiveType type, const std::vector<Dim>& dims) {
-  Shape s = Shape::Array(type, {});
-  for (const Dim& d : dims) s.add_dimension(d.size, d.dynamic || IsUnbounded(d.size));
-  return s;
-}
-
-std::vector<Dim> DimsOf(const Shape& s) {
-  std::vector<Dim> dims;
-  for (int64_t i = 0; i < s.rank(); ++i) dims.push_back(DimOf(s, i));
-  return dims;
-}
-
-Shape WithoutLayout(Shape s) {
-  s.clear_layout();
-  for (Shape& e : s.mutable_tuple_shapes()) e = WithoutLayout(e);
-  return s;
-}
-
 std::string SizeString(int64_t size) { return IsUnbounded(size) ? "?" : StrCat(size); }
-
-std::string TypeName(PrimitiveType t) { return std::string(PrimitiveTypeName(t)); }
-
-// Sizes agree when equal or when either is unbounded ('?').
-bool SizesMatch(int64_t a, int64_t b) { return a == b || IsUnbounded(a) || IsUnbounded(b); }
 
 // The more specific of two matching dimensions: a known size beats '?', and a
 // bounded dynamic side keeps the result dynamic.
@@ -63,16 +30,6 @@ Dim MostSpecific(Dim a, Dim b) {
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-absl::Status ExpectOperandCount(const HloInstruction& instr, int64_t n) {
-  if (instr.operand_count() == n) return absl::OkStatus();
-  return Error(instr, StrCat("expects ", n, " operands, got ", instr.operand_count()));
-}
-
-absl::Status ExpectArray(const HloInstruction& instr, const Shape& s, absl::string_view role) {
-  if (s.IsArray()) return absl::OkStatus();
-  return Error(instr, StrCat(role, " must be an array, got ", s.ToString(false)));
 }
 
 // Operand i after checking it is an array.

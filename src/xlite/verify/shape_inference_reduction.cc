@@ -18,46 +18,11 @@ namespace {
 
 using absl::StrCat;
 
-// One result dimension: its size (the bound when dynamic) and its dynamic flag.
-struct Dim {
-  int64_t size;
-  bool dynamic;
-};
-
-bool IsUnbounded(int64_t size) { return size == Shape::kUnboundedSize; }
-
-Dim DimOf(const Shape& s, int64_t i) { return {s.dimensions(i), s.is_dynamic_dimension(i)}; }
-
-std::vector<Dim> DimsOf(const Shape& s) {
-  std::vector<Dim> dims;
-  for (int64_t i = 0; i < s.rank(); ++i) dims.push_back(DimOf(s, i));
-  return dims;
-}
-
-Shape MakeArray(PrimitiveType type, const std::vector<Dim>& dims) {
-  Shape s = Shape::Array(type, {});
-  for (const Dim& d : dims) s.add_dimension(d.size, d.dynamic || IsUnbounded(d.size));
-  return s;
-}
-
-Shape WithoutLayout(Shape s) {
-  s.clear_layout();
-  for (Shape& e : s.mutable_tuple_shapes()) e = WithoutLayout(e);
-  return s;
-}
-
 // One shape as is; several as a tuple (variadic ops).
 Shape SingleOrTuple(std::vector<Shape> shapes) {
   if (shapes.size() == 1) return std::move(shapes[0]);
   return Shape::Tuple(std::move(shapes));
 }
-
-std::string TypeName(PrimitiveType t) { return std::string(PrimitiveTypeName(t)); }
-
-std::string ShapeString(const Shape& s) { return s.ToString(false); }
-
-// Sizes agree when equal or when either is unbounded ('?').
-bool SizesMatch(int64_t a, int64_t b) { return a == b || IsUnbounded(a) || IsUnbounded(b); }
 
 bool SameDimensions(const Shape& a, const Shape& b) {
   if (a.rank() != b.rank()) return false;
@@ -67,14 +32,9 @@ bool SameDimensions(const Shape& a, const Shape& b) {
   return true;
 }
 
-absl::Status ExpectArray(const HloInstruction& instr, const Shape& s, absl::string_view role) {
-  if (s.IsArray()) return absl::OkStatus();
-  return Error(instr, StrCat(role, " must be an array, got ", ShapeString(s)));
-}
-
 absl::Status ExpectScalar(const HloInstruction& instr, const Shape& s, absl::string_view role) {
   if (s.IsScalar()) return absl::OkStatus();
-  return Error(instr, StrCat(role, " must be a scalar, got ", ShapeString(s)));
+  return Error(instr, StrCat(role, " must be a scalar, got ", ShapeText(s)));
 }
 
 // Operands [first, first + count) as arrays with the dimensions of the first.
@@ -87,8 +47,8 @@ absl::StatusOr<std::vector<const Shape*>> SameDimensionArrays(const HloInstructi
     RETURN_IF_ERROR(ExpectArray(instr, s, StrCat(role, " ", i - first)));
     if (!shapes.empty() && !SameDimensions(s, *shapes[0])) {
       return Error(instr,
-                   StrCat(role, " ", i - first, " is ", ShapeString(s), " but ", role, " 0 is ",
-                          ShapeString(*shapes[0]), "; they must have the same dimensions"));
+                   StrCat(role, " ", i - first, " is ", ShapeText(s), " but ", role, " 0 is ",
+                          ShapeText(*shapes[0]), "; they must have the same dimensions"));
     }
     shapes.push_back(&s);
   }
@@ -178,7 +138,7 @@ absl::Status CheckScalarParameter(const HloInstruction& instr, const Signature& 
   bool ok = p.IsScalar() && (loose ? SameTypeIgnoringFpPrecision(p.element_type(), type)
                                    : p.element_type() == type);
   if (ok) return absl::OkStatus();
-  return Error(instr, StrCat("computation '", sig.name, "' parameter ", i, " is ", ShapeString(p),
+  return Error(instr, StrCat("computation '", sig.name, "' parameter ", i, " is ", ShapeText(p),
                              " but must be a ", TypeName(type), " scalar"));
 }
 
@@ -198,9 +158,8 @@ absl::StatusOr<std::vector<PrimitiveType>> CheckReducer(
   for (size_t i = 0; i < n; ++i) {
     const Shape& acc = *sig.results[i];
     if (!acc.IsScalar() || !SameTypeIgnoringFpPrecision(acc.element_type(), init_types[i])) {
-      return Error(instr,
-                   StrCat("computation '", sig.name, "' result ", i, " is ", ShapeString(acc),
-                          " but init value ", i, " is ", TypeName(init_types[i])));
+      return Error(instr, StrCat("computation '", sig.name, "' result ", i, " is ", ShapeText(acc),
+                                 " but init value ", i, " is ", TypeName(init_types[i])));
     }
     RETURN_IF_ERROR(CheckScalarParameter(instr, sig, i, acc.element_type(), true));
     RETURN_IF_ERROR(CheckScalarParameter(instr, sig, n + i, value_types[i], true));
@@ -305,7 +264,7 @@ absl::Status ExpectPredicateResult(const HloInstruction& instr, const Signature&
     return absl::OkStatus();
   }
   return Error(instr,
-               StrCat(role, " '", sig.name, "' must return pred[], got ", ShapeString(*sig.root)));
+               StrCat(role, " '", sig.name, "' must return pred[], got ", ShapeText(*sig.root)));
 }
 
 // select(a, b) -> pred picks one element of each window of the operand.
@@ -330,8 +289,8 @@ absl::StatusOr<Shape> InferSelectAndScatter(const HloInstruction& instr) {
   ASSIGN_OR_RETURN(std::vector<Dim> windows, WindowedDims(instr, operand));
   Shape expected_source = MakeArray(source.element_type(), windows);
   if (!SameDimensions(source, expected_source)) {
-    return Error(instr, StrCat("source is ", ShapeString(source), " but the window over the ",
-                               "operand gives ", ShapeString(expected_source)));
+    return Error(instr, StrCat("source is ", ShapeText(source), " but the window over the ",
+                               "operand gives ", ShapeText(expected_source)));
   }
   RETURN_IF_ERROR(CheckSelect(instr, operand.element_type()));
   ASSIGN_OR_RETURN(Signature scatter, CalledSignature(instr, 1, "scatter"));
@@ -387,7 +346,7 @@ absl::StatusOr<Shape> InferMap(const HloInstruction& instr) {
   const Shape* result = SingleResult(sig);
   if (!result || !result->IsScalar()) {
     return Error(instr, StrCat("computation '", sig.name, "' must return a scalar, got ",
-                               ShapeString(*sig.root)));
+                               ShapeText(*sig.root)));
   }
   return MakeArray(result->element_type(), DimsOf(*operands[0]));
 }
