@@ -646,9 +646,10 @@ class Rematerializer {
   // Values made from scalars, live at the peak but not read there, each
   // alone in its buffer and read directly by instructions of its own
   // computation (no tuple, not the root), are made again right before each
-  // of their users after the peak: a copy per user, the value's instructions
-  // of more than one element cloned, scalars shared. All at once; kept (and
-  // true) only when the peak level falls, undone otherwise.
+  // of their users after the peak: a copy per user, the whole chain cloned
+  // (its scalar too, or it would stay live over the peak). All at once; kept
+  // (and true) only when the peak level falls, undone otherwise; the copies
+  // are not held to max_clones_per_value.
   // `a` is the module's analyses, then (when kept) the new module's; an
   // undone attempt leaves the module as `a` saw it.
   bool MakeAtEachUse(Analyses& a, RematerializationResult& result) {

@@ -68,14 +68,16 @@ struct RematerializationOptions {
   // A limit not met is ResourceExhausted; otherwise the result says so.
   bool error_if_not_met = true;
   int max_rounds = 500;
-  // How often one original value may be recomputed (clones of its clones
-  // included): a bound that keeps rounds from trading the same bytes.
+  // How often the rounds may recompute one original value (clones of its
+  // clones included): a bound that keeps rounds from trading the same bytes.
+  // Values made from scalars copied before each user are not held to it.
   int max_clones_per_value = 8;
 };
 
 // The largest working set of one scheduled instruction: the buffers it reads
 // and those at its own positions (operands and outputs), all live while it
-// runs in any schedule, so no limit below it can be met.
+// runs in any schedule that keeps it (loop state the pass takes out of its
+// loop may lower it; bound_bytes allows for that).
 struct WorkingSet {
   int64_t bytes = 0;
   std::string instruction;  // "%name in %computation"

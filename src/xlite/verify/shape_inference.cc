@@ -1,5 +1,6 @@
 #include "xlite/verify/shape_inference.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -37,6 +38,18 @@ std::string TypeName(PrimitiveType type) { return std::string(PrimitiveTypeName(
 bool IsUnbounded(int64_t size) { return size == Shape::kUnboundedSize; }
 
 bool SizesMatch(int64_t a, int64_t b) { return a == b || IsUnbounded(a) || IsUnbounded(b); }
+
+bool SameDimensions(const Shape& a, const Shape& b) {
+  if (a.rank() != b.rank()) return false;
+  for (int64_t i = 0; i < a.rank(); ++i) {
+    if (!SizesMatch(a.dimensions(i), b.dimensions(i))) return false;
+  }
+  return true;
+}
+
+bool Contains(const std::vector<int64_t>& dims, int64_t dim) {
+  return std::find(dims.begin(), dims.end(), dim) != dims.end();
+}
 
 Dim DimOf(const Shape& shape, int64_t i) {
   return {shape.dimensions(i), shape.is_dynamic_dimension(i)};

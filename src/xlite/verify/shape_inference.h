@@ -34,7 +34,8 @@ absl::StatusOr<Shape> InferCollectiveShape(const HloInstruction& instr);
 // Helpers shared by the families.
 // "opcode 'name': message" as an InvalidArgument status.
 absl::Status Error(const HloInstruction& instr, absl::string_view message);
-// "expects N operand(s), got M" unless `instr` has exactly `count` operands.
+// "expects 1 operand, got M" / "expects N operands, got M" unless `instr`
+// has exactly `count` operands.
 absl::Status ExpectOperandCount(const HloInstruction& instr, int64_t count);
 // "<role> must be an array, got <shape>" unless `shape` is an array.
 absl::Status ExpectArray(const HloInstruction& instr, const Shape& shape, absl::string_view role);
@@ -48,6 +49,9 @@ std::string TypeName(PrimitiveType type);
 bool IsUnbounded(int64_t size);
 // Sizes agree when equal or when either is unbounded ('?').
 bool SizesMatch(int64_t a, int64_t b);
+// Same rank and matching sizes (SizesMatch) in every dimension.
+bool SameDimensions(const Shape& a, const Shape& b);
+bool Contains(const std::vector<int64_t>& dims, int64_t dim);
 // One result dimension: its size (the bound when dynamic) and its dynamic flag.
 struct Dim {
   int64_t size;

@@ -190,13 +190,8 @@ absl::StatusOr<Shape> InferAllReduceStart(const HloInstruction& instr) {
   return result;
 }
 
-absl::Status ExpectOneOperand(const HloInstruction& instr) {
-  if (instr.operand_count() == 1) return absl::OkStatus();
-  return Error(instr, absl::StrCat("expects 1 operand, got ", instr.operand_count()));
-}
-
 absl::StatusOr<Shape> InferAllReduceDone(const HloInstruction& instr) {
-  if (absl::Status s = ExpectOneOperand(instr); !s.ok()) return s;
+  if (absl::Status s = ExpectOperandCount(instr, 1); !s.ok()) return s;
   const HloInstruction& start = *instr.operand(0);
   const Shape& context = start.shape();
   bool legacy_pair = start.opcode() == HloOpcode::kAllReduceStart && start.operand_count() == 1 &&
@@ -283,7 +278,7 @@ absl::StatusOr<Shape> InferAllGatherStart(const HloInstruction& instr) {
 
 // The -done of all-gather and collective-permute: element 1 of the context.
 absl::StatusOr<Shape> InferResultOfContext(const HloInstruction& instr) {
-  if (absl::Status s = ExpectOneOperand(instr); !s.ok()) return s;
+  if (absl::Status s = ExpectOperandCount(instr, 1); !s.ok()) return s;
   const Shape& context = instr.operand(0)->shape();
   if (const Shape* result = TupleElement(context, 1)) return WithoutLayout(*result);
   if (context.IsArray()) return WithoutLayout(context);  // legacy array-shaped start

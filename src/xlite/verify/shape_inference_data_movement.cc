@@ -28,14 +28,6 @@ std::string DimsString(const std::vector<int64_t>& dims) {
   return absl::StrCat("{", absl::StrJoin(dims, ","), "}");
 }
 
-bool SameDimensions(const Shape& a, const Shape& b) {
-  if (a.rank() != b.rank()) return false;
-  for (int64_t i = 0; i < a.rank(); ++i) {
-    if (!SizesMatch(a.dimensions(i), b.dimensions(i))) return false;
-  }
-  return true;
-}
-
 // `type` with the dimensions and dynamic flags of `dims_from`.
 Shape ArrayWithDims(PrimitiveType type, const Shape& dims_from) {
   Shape result = Shape::Array(type, dims_from.dimensions());
@@ -47,8 +39,9 @@ Shape ArrayWithDims(PrimitiveType type, const Shape& dims_from) {
 
 absl::Status ExpectAtLeastOperands(const HloInstruction& instr, int64_t count) {
   if (instr.operand_count() < count) {
-    return Error(instr, absl::StrCat("expects at least ", count, " operand(s), got ",
-                                     instr.operand_count()));
+    return Error(instr,
+                 absl::StrCat("expects at least ", count, count == 1 ? " operand" : " operands",
+                              ", got ", instr.operand_count()));
   }
   return absl::OkStatus();
 }
@@ -109,13 +102,9 @@ absl::Status CheckDisjoint(const HloInstruction& instr, absl::string_view a_fiel
   return absl::OkStatus();
 }
 
-bool Contains(const std::vector<int64_t>& dims, int64_t dim) {
-  return std::find(dims.begin(), dims.end(), dim) != dims.end();
-}
-
 // The single dimension named by `dimensions={d}` (concatenate,
 // get-dimension-size, set-dimension-size), checked against `rank`.
-absl::StatusOr<int64_t> SingleDimension(const HloInstruction& instr, int64_t rank) {
+absl::StatusOr<int64_t> DimensionAttribute(const HloInstruction& instr, int64_t rank) {
   const auto& dims = instr.attrs().dimensions;
   if (!dims || dims->size() != 1) {
     return Error(instr, "dimensions must name exactly one dimension");
@@ -421,7 +410,7 @@ absl::StatusOr<Shape> InferConcatenate(const HloInstruction& instr) {
   RETURN_IF_ERROR(ExpectAtLeastOperands(instr, 1));
   const Shape& first = instr.operand(0)->shape();
   RETURN_IF_ERROR(ExpectArray(instr, first, "operand 0"));
-  ASSIGN_OR_RETURN(int64_t dim, SingleDimension(instr, first.rank()));
+  ASSIGN_OR_RETURN(int64_t dim, DimensionAttribute(instr, first.rank()));
   Shape result = WithoutLayout(first);
   for (int64_t i = 1; i < instr.operand_count(); ++i) {
     const Shape& next = instr.operand(i)->shape();
@@ -822,7 +811,7 @@ absl::StatusOr<Shape> InferGetDimensionSize(const HloInstruction& instr) {
   RETURN_IF_ERROR(ExpectOperandCount(instr, 1));
   const Shape& operand = instr.operand(0)->shape();
   RETURN_IF_ERROR(ExpectArray(instr, operand, "operand"));
-  RETURN_IF_ERROR(SingleDimension(instr, operand.rank()).status());
+  RETURN_IF_ERROR(DimensionAttribute(instr, operand.rank()).status());
   return Shape::Scalar(PrimitiveType::S32);
 }
 
@@ -834,7 +823,7 @@ absl::StatusOr<Shape> InferSetDimensionSize(const HloInstruction& instr) {
   if (!size.IsScalar() || size.element_type() != PrimitiveType::S32) {
     return Error(instr, absl::StrCat("size operand must be s32[], got ", size.ToString(false)));
   }
-  ASSIGN_OR_RETURN(int64_t dim, SingleDimension(instr, operand.rank()));
+  ASSIGN_OR_RETURN(int64_t dim, DimensionAttribute(instr, operand.rank()));
   Shape result = WithoutLayout(operand);
   result.set_dynamic_dimension(dim, true);
   return result;

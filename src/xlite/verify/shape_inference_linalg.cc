@@ -28,10 +28,6 @@ Dim MostSpecific(Dim a, Dim b) {
   return {a.size, a.dynamic || b.dynamic};
 }
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 // Operand i after checking it is an array.
 absl::StatusOr<const Shape*> ArrayOperand(const HloInstruction& instr, int64_t i,
                                           absl::string_view role) {

@@ -24,14 +24,6 @@ Shape SingleOrTuple(std::vector<Shape> shapes) {
   return Shape::Tuple(std::move(shapes));
 }
 
-bool SameDimensions(const Shape& a, const Shape& b) {
-  if (a.rank() != b.rank()) return false;
-  for (int64_t i = 0; i < a.rank(); ++i) {
-    if (!SizesMatch(a.dimensions(i), b.dimensions(i))) return false;
-  }
-  return true;
-}
-
 absl::Status ExpectScalar(const HloInstruction& instr, const Shape& s, absl::string_view role) {
   if (s.IsScalar()) return absl::OkStatus();
   return Error(instr, StrCat(role, " must be a scalar, got ", ShapeText(s)));
