@@ -117,7 +117,7 @@ int PlanOne(HloModule& module, const MemoryFlags& f, const DebugOptions& debug, 
   }
   if (plan->rematerialization && !plan->rematerialization->met) {
     const absl::Status not_met = NotMetError(module, *plan->rematerialization);
-    std::cerr << module.name() << ": " << not_met.message() << "\n";
+    std::cerr << not_met.message() << "\n";  // "module NAME: the memory limit ..."
     return ExitCode(not_met);
   }
   return 0;
