@@ -28,6 +28,9 @@ constexpr int kMaxFusedInstructions = 16;
 // this many levels and instructions, when that keeps fewer bytes alive.
 constexpr int kMaxBlockDepth = 4;
 constexpr int kMaxBlockSize = 16;
+// Values made from scalars tried alone when copying them all together does
+// not lower the peak.
+constexpr size_t kMaxSingleCopyTries = 8;
 
 std::string Where(const HloInstruction& i) {
   return absl::StrCat("%", i.name(), " in %", i.parent()->name());
@@ -657,12 +660,10 @@ class Rematerializer {
     const auto& sequence = a.live->flattened_instruction_sequence();
     if (t < 0 || t >= static_cast<int64_t>(sequence.size())) return false;
     const HloInstruction* at_peak = sequence[t];
-    const std::pair<int64_t, int64_t> level = PeakLevel(a);
-    std::vector<Applied> applied;
+    // (value, its users after t in schedule order), found before any rewrite.
+    std::vector<std::pair<HloInstruction*, std::vector<HloInstruction*>>> values;
     for (const auto& c : module_.computations()) {
       if (c->fusion_instruction() != nullptr || c->IsAsyncComputation()) continue;
-      // The values first (Apply-like rewrites change the order as they go).
-      std::vector<HloInstruction*> values;
       for (const auto& i : c->instructions()) {
         HloInstruction* v = i.get();
         if (!IsMadeFromScalars(*v) || c->root_instruction() == v || v->users().empty()) continue;
@@ -674,28 +675,56 @@ class Rematerializer {
         // Users that run no computation of their own (a call or a loop
         // holding the peak would keep its copy live there).
         bool fits = true;
-        for (const HloInstruction* user : v->users()) {
+        std::vector<HloInstruction*> late;
+        for (HloInstruction* user : v->users()) {
           const bool runs_computations =
               user->opcode() != HloOpcode::kFusion && !user->called_computations().empty();
           fits = fits && user != at_peak && user->opcode() != HloOpcode::kTuple &&
                  !runs_computations && !HasControlEdges(*user) &&
                  a.live->instruction_time(user) >= 0;
-        }
-        if (fits) values.push_back(v);
-      }
-      for (HloInstruction* v : values) {
-        std::vector<HloInstruction*> late;  // in schedule order
-        for (HloInstruction* user : v->users()) {
           if (a.live->instruction_time(user) > t) late.push_back(user);
         }
+        if (!fits || late.empty()) continue;
         absl::c_sort(late, [&](const HloInstruction* l, const HloInstruction* r) {
           return a.live->instruction_time(l) < a.live->instruction_time(r);
         });
-        if (!late.empty()) applied.push_back(CopyBeforeEachUser(*v, late, t, a));
+        values.push_back({v, std::move(late)});
       }
     }
-    if (applied.empty()) return false;
+    if (values.empty()) return false;
+    if (TryCopies(a, values, t, result)) return true;
+    // One whose copies land on a higher point undoes them all: then the
+    // largest few alone.
+    if (values.size() == 1) return false;
+    absl::c_stable_sort(values, [&](const auto& l, const auto& r) {
+      return ShapeSizeBytes(l.first->shape()) > ShapeSizeBytes(r.first->shape());
+    });
+    for (size_t k = 0; k < values.size() && k < kMaxSingleCopyTries; ++k) {
+      if (TryCopies(a, {values[k]}, t, result)) return true;
+    }
+    return false;
+  }
+
+  // Copies `values` before their later users; kept (and `a` analyses the
+  // module again) when the peak level falls, undone otherwise.
+  bool TryCopies(
+      Analyses& a,
+      const std::vector<std::pair<HloInstruction*, std::vector<HloInstruction*>>>& values,
+      int64_t t, RematerializationResult& result) {
+    const std::pair<int64_t, int64_t> level = PeakLevel(a);
+    std::vector<Applied> applied;
+    for (const auto& [v, late] : values) applied.push_back(CopyBeforeEachUser(*v, late, t, a));
     absl::StatusOr<Analyses> now = Analyses::Run(module_);
+    if (std::getenv("XLITE_REMAT_DEBUG") != nullptr && now.ok()) {
+      std::string names;
+      for (const auto& [v, late] : values)
+        absl::StrAppend(&names, " ", v->name(), "x", late.size());
+      std::fprintf(stderr, "copies t=%lld level %lld/%lld -> %lld/%lld:%s\n",
+                   static_cast<long long>(t), static_cast<long long>(level.first),
+                   static_cast<long long>(level.second),
+                   static_cast<long long>(PeakLevel(*now).first),
+                   static_cast<long long>(PeakLevel(*now).second), names.c_str());
+    }
     if (now.ok() && PeakLevel(*now) < level) {
       ++result.rounds;
       a = *std::move(now);

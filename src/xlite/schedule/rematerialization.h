@@ -35,7 +35,9 @@
 // broadcast or iota, through reshapes and converts) are made again right
 // before each of their later users, each user its own copy (the scalar
 // included): no FLOPs, and live only from just before that user (XLA fuses
-// such producers into their users). Kept only when the peak falls.
+// such producers into their users). All at once, kept only when the peak
+// falls; when that raises it (a copy landing on a higher point), the largest
+// few alone.
 //
 // Before the rounds, loop state live at the peak that the loop can make
 // again from nothing -- a constant, an iota or a broadcast of one that the

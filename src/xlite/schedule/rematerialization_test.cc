@@ -413,6 +413,71 @@ ENTRY e {
   EXPECT_TRUE(*before == *after);
 }
 
+// Two broadcasts of constants are live at the reduce (the peak, 448012
+// bytes). Copying b's chain (a 240000-byte broadcast converted to bf16)
+// before its later user would make a higher peak there, so copying both
+// together is undone; a alone is copied: 444012 bytes.
+TEST(Rematerialization, CopiesOneValueAloneWhenAllTogetherRaiseThePeak) {
+  constexpr char kTwoBroadcasts[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+add_bf16 {
+  x = bf16[] parameter(0)
+  y = bf16[] parameter(1)
+  ROOT s = bf16[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[] parameter(0)
+  c1 = f32[] constant(1)
+  a = f32[1000] broadcast(c1), dimensions={}
+  ya = f32[1000] negate(a)
+  c2 = f32[] constant(2)
+  bb = f32[60000] broadcast(c2), dimensions={}
+  b = bf16[60000] convert(bb)
+  yb = bf16[60000] negate(b)
+  big = f32[50000] broadcast(p), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add
+  sa = f32[1000] broadcast(s), dimensions={}
+  w = f32[1000] add(a, sa)
+  u = bf16[60000] negate(b)
+  zb = bf16[] constant(0)
+  rw = f32[] reduce(w, zero), dimensions={0}, to_apply=add
+  rya = f32[] reduce(ya, zero), dimensions={0}, to_apply=add
+  ru = bf16[] reduce(u, zb), dimensions={0}, to_apply=add_bf16
+  ryb = bf16[] reduce(yb, zb), dimensions={0}, to_apply=add_bf16
+  ROOT t = (f32[], f32[], bf16[], bf16[]) tuple(rw, rya, ru, ryb)
+}
+)";
+  auto m = Parse(kTwoBroadcasts);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  args.push_back(Scalar(0.5f));
+  absl::StatusOr<Literal> before = Evaluate(*m, args);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(*Peak(*m), 448012);
+  absl::StatusOr<RematerializationResult> r = Rematerialize(*m, {.memory_limit_bytes = 444012});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->met);
+  EXPECT_EQ(r->peak_after, 444012);
+  ASSERT_EQ(r->recomputed.size(), 1u) << r->Summary();
+  EXPECT_EQ(r->recomputed[0].instruction, "a");
+  EXPECT_EQ(r->recomputed[0].flops, 0);
+  EXPECT_EQ(Find(*m, "u")->operand(0), Find(*m, "b"));  // b was not copied
+  EXPECT_NE(Find(*m, "w")->operand(0), Find(*m, "a"));
+  ASSERT_TRUE(VerifyModule(*m).ok());
+  absl::StatusOr<Literal> after = Evaluate(*m, args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+}
+
 // A dot live across the peak whose operand is dead there: both are
 // recomputed after it (the operand's block), the FLOPs counted.
 TEST(Rematerialization, RecomputesADotWithItsDeadOperand) {
