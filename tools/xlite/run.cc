@@ -329,6 +329,11 @@ static double MillisecondsSince(std::chrono::steady_clock::time_point start) {
 // Execute). The last run's result comes back as a literal. nullopt where the
 // entry does not take buffers (tokens among its parameters) or the arguments
 // do not fit them: the caller runs ExecuteLiterals, which says why.
+// Whether run `it` of `iterations` is profiled: the first of several is not,
+// since it pays once-only costs (oneDNN makes its primitives, the arenas'
+// pages are first touched).
+static bool Profiled(int64_t it, int64_t iterations) { return it > 0 || iterations == 1; }
+
 static std::optional<absl::StatusOr<Literal>> TimeExecute(const runtime::Executable& exe,
                                                           const std::vector<Literal>& args,
                                                           const runtime::ExecuteOptions& options,
@@ -352,10 +357,8 @@ static std::optional<absl::StatusOr<Literal>> TimeExecute(const runtime::Executa
     absl::StatusOr<std::vector<runtime::Buffer*>> buffers = arguments->Next();
     if (!buffers.ok()) return buffers.status();
     outputs.clear();  // the last run's outputs are freed before the clock
-    // The first of several runs is not profiled: it pays once-only costs
-    // (oneDNN makes its primitives, the arenas' pages are first touched).
     runtime::ExecuteOptions run_options = options;
-    if (it == 0 && iterations > 1) run_options.profile = nullptr;
+    if (!Profiled(it, iterations)) run_options.profile = nullptr;
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<std::unique_ptr<runtime::Buffer>>> out =
         exe.Execute(*buffers, run_options);
@@ -462,10 +465,9 @@ static int RunCompiled(std::unique_ptr<HloModule> module, const RunFlags& f,
     }
   }
   for (int64_t it = 0; !in_place && it < f.iterations; ++it) {
-    const bool profiled = it > 0 || f.iterations == 1;  // as TimeExecute
     runtime::ExecuteOptions run_options = options;
     runtime::DevicesExecuteOptions run_devices_options = devices_options;
-    if (!profiled) run_options.profile = run_devices_options.profile = nullptr;
+    if (!Profiled(it, f.iterations)) run_options.profile = run_devices_options.profile = nullptr;
     auto start = std::chrono::steady_clock::now();
     if (devices == 1) {
       absl::StatusOr<Literal> result = (*executable)->ExecuteLiterals(args, run_options);

@@ -177,6 +177,7 @@ class HloInstruction {
 
   const std::vector<HloInstruction*>& control_predecessors() const { return control_preds_; }
   const std::vector<HloInstruction*>& control_successors() const { return control_succs_; }
+  bool HasControlEdges() const { return !control_preds_.empty() || !control_succs_.empty(); }
   void AddControlDependencyTo(HloInstruction* successor);
 
   HloComputation* parent() const { return parent_; }

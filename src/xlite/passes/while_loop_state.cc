@@ -14,10 +14,6 @@ namespace {
 HloComputation& Condition(const HloInstruction& loop) { return *loop.called_computations()[0]; }
 HloComputation& Body(const HloInstruction& loop) { return *loop.called_computations()[1]; }
 
-bool HasControlEdges(const HloInstruction& i) {
-  return !i.control_predecessors().empty() || !i.control_successors().empty();
-}
-
 // The get-tuple-elements of `c`'s parameter that read element `index`.
 std::vector<HloInstruction*> ElementReaders(const HloComputation& c, int64_t index) {
   std::vector<HloInstruction*> out;
@@ -108,7 +104,7 @@ void RemoveUnread(HloComputation& c, std::vector<HloInstruction*> seeds) {
     seeds.pop_back();
     if (!present.contains(instr) || !instr->users().empty() || c.root_instruction() == instr ||
         instr->opcode() == HloOpcode::kParameter || instr->HasSideEffect() ||
-        HasControlEdges(*instr) || !instr->called_computations().empty()) {
+        instr->HasControlEdges() || !instr->called_computations().empty()) {
       continue;
     }
     std::vector<HloInstruction*> operands = instr->operands();
@@ -150,7 +146,7 @@ absl::flat_hash_map<const HloComputation*, int64_t> CountCallers(const HloModule
 bool HasElementwiseState(const HloInstruction& loop,
                          const absl::flat_hash_map<const HloComputation*, int64_t>& callers) {
   if (loop.opcode() != HloOpcode::kWhile || loop.operand_count() != 1 ||
-      loop.called_computations().size() != 2 || !loop.shape().IsTuple() || HasControlEdges(loop)) {
+      loop.called_computations().size() != 2 || !loop.shape().IsTuple() || loop.HasControlEdges()) {
     return false;
   }
   const HloComputation& body = Body(loop);
@@ -163,7 +159,7 @@ bool HasElementwiseState(const HloInstruction& loop,
   const HloInstruction* root = body.root_instruction();
   return root != nullptr && root->opcode() == HloOpcode::kTuple &&
          root->operand_count() == loop.shape().tuple_shapes_size() && root->users().empty() &&
-         !HasControlEdges(*root);
+         !root->HasControlEdges();
 }
 
 bool IsInvariantElement(const HloInstruction& loop, int64_t index) {
@@ -173,16 +169,17 @@ bool IsInvariantElement(const HloInstruction& loop, int64_t index) {
          r->operand(0) == body.parameter_instruction(0) && r->attrs().tuple_index == index;
 }
 
-bool IsComputedFromNothing(const HloInstruction& value) {
-  if (!value.shape().IsArray() || HasControlEdges(value)) return false;
+bool IsComputedFromNothing(const HloInstruction& value, int64_t max_constant_elements) {
+  if (!value.shape().IsArray() || value.HasControlEdges()) return false;
   switch (value.opcode()) {
     case HloOpcode::kConstant:
+      return max_constant_elements < 0 || value.shape().ElementCount() <= max_constant_elements;
     case HloOpcode::kIota:
       return true;
     case HloOpcode::kBroadcast:
     case HloOpcode::kReshape:
     case HloOpcode::kConvert:
-      return IsComputedFromNothing(*value.operand(0));
+      return IsComputedFromNothing(*value.operand(0), max_constant_elements);
     default:
       return false;
   }
@@ -250,7 +247,7 @@ int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names,
       if (needed[i]) stack.push_back(root->operand(i));
     }
     for (const auto& instr : body.instructions()) {
-      if (instr->HasSideEffect() || HasControlEdges(*instr) || OwnsComputations(*instr)) {
+      if (instr->HasSideEffect() || instr->HasControlEdges() || OwnsComputations(*instr)) {
         stack.push_back(instr.get());
       }
     }
@@ -311,7 +308,8 @@ int64_t RemoveDeadElements(HloInstruction& loop, NameUniquer& names,
   // The init: a tuple of the kept elements.
   HloInstruction* init = loop.operand(0);
   if (init->opcode() == HloOpcode::kTuple && init->users().size() == 1 &&
-      init->operand_count() == n && !HasControlEdges(*init) && outside.root_instruction() != init) {
+      init->operand_count() == n && !init->HasControlEdges() &&
+      outside.root_instruction() != init) {
     std::vector<HloInstruction*> kept, dropped = init->operands();
     for (int64_t i = 0; i < n; ++i) {
       if (needed[i]) kept.push_back(init->operand(i));

@@ -40,7 +40,9 @@ bool IsInvariantElement(const HloInstruction& loop, int64_t index);
 // Whether `value` is computed from nothing but constants: a constant, an iota,
 // or a broadcast, reshape or convert of one (as deep as they nest). These are
 // what a loop can make again instead of carrying.
-bool IsComputedFromNothing(const HloInstruction& value);
+// With `max_constant_elements` >= 0, only constants of at most that many
+// elements count (1: made from scalars).
+bool IsComputedFromNothing(const HloInstruction& value, int64_t max_constant_elements = -1);
 
 // Makes every reader of invariant element `index` in the body (but the root's
 // slot `index`) and in the condition read a copy of `value` instead (with the

@@ -538,8 +538,10 @@ class Rematerializer {
            SinkLoopState(a, result)) {
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
     }
-    while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
-           result.rounds < options_.max_rounds && MakeAtEachUse(a, result)) {
+    for (bool kept = true; kept && options_.memory_limit_bytes > 0 &&
+                           a.live->peak_bytes() > options_.memory_limit_bytes &&
+                           result.rounds < options_.max_rounds;) {
+      ASSIGN_OR_RETURN(kept, MakeAtEachUse(a, result));
     }
     std::pair<int64_t, int64_t> level = PeakLevel(a);
     bool one_at_a_time = false;  // after a round of several made no progress
@@ -622,30 +624,6 @@ class Rematerializer {
   }
 
  private:
-  static bool HasControlEdges(const HloInstruction& i) {
-    return !i.control_predecessors().empty() || !i.control_successors().empty();
-  }
-
-  // A value made from scalars: a broadcast or iota, or a reshape or convert
-  // of one, whose leaves are iotas and constants of at most one element.
-  static bool IsMadeFromScalars(const HloInstruction& v) {
-    switch (v.opcode()) {
-      case HloOpcode::kIota:
-        return v.shape().IsArray() && !HasControlEdges(v);
-      case HloOpcode::kBroadcast:
-      case HloOpcode::kReshape:
-      case HloOpcode::kConvert: {
-        if (!v.shape().IsArray() || HasControlEdges(v)) return false;
-        const HloInstruction& op = *v.operand(0);
-        return op.opcode() == HloOpcode::kConstant
-                   ? op.shape().IsArray() && op.shape().ElementCount() <= 1
-                   : IsMadeFromScalars(op);
-      }
-      default:
-        return false;
-    }
-  }
-
   // Values made from scalars, live at the peak but not read there, each
   // alone in its buffer and read directly by instructions of its own
   // computation (no tuple, not the root), are made again right before each
@@ -655,7 +633,7 @@ class Rematerializer {
   // are not held to max_clones_per_value.
   // `a` is the module's analyses, then (when kept) the new module's; an
   // undone attempt leaves the module as `a` saw it.
-  bool MakeAtEachUse(Analyses& a, RematerializationResult& result) {
+  absl::StatusOr<bool> MakeAtEachUse(Analyses& a, RematerializationResult& result) {
     const int64_t t = a.live->peak_time();
     const auto& sequence = a.live->flattened_instruction_sequence();
     if (t < 0 || t >= static_cast<int64_t>(sequence.size())) return false;
@@ -666,7 +644,12 @@ class Rematerializer {
       if (c->fusion_instruction() != nullptr || c->IsAsyncComputation()) continue;
       for (const auto& i : c->instructions()) {
         HloInstruction* v = i.get();
-        if (!IsMadeFromScalars(*v) || c->root_instruction() == v || v->users().empty()) continue;
+        // Made from scalars: a broadcast or iota, through reshapes and converts,
+        // of constants of at most one element.
+        if (v->opcode() == HloOpcode::kConstant || !IsComputedFromNothing(*v, 1) ||
+            c->root_instruction() == v || v->users().empty()) {
+          continue;
+        }
         const HloValue* value = a.alias->dataflow_analysis().GetValueAt(v, ShapeIndex{});
         if (value == nullptr || value->defining_instruction() != v) continue;
         const HloBuffer& buffer = a.BufferOf(*value);
@@ -680,7 +663,7 @@ class Rematerializer {
           const bool runs_computations =
               user->opcode() != HloOpcode::kFusion && !user->called_computations().empty();
           fits = fits && user != at_peak && user->opcode() != HloOpcode::kTuple &&
-                 !runs_computations && !HasControlEdges(*user) &&
+                 !runs_computations && !user->HasControlEdges() &&
                  a.live->instruction_time(user) >= 0;
           if (a.live->instruction_time(user) > t) late.push_back(user);
         }
@@ -692,7 +675,8 @@ class Rematerializer {
       }
     }
     if (values.empty()) return false;
-    if (TryCopies(a, values, t, result)) return true;
+    ASSIGN_OR_RETURN(bool kept, TryCopies(a, values, t, result));
+    if (kept) return true;
     // One whose copies land on a higher point undoes them all: then the
     // largest few alone.
     if (values.size() == 1) return false;
@@ -700,34 +684,35 @@ class Rematerializer {
       return ShapeSizeBytes(l.first->shape()) > ShapeSizeBytes(r.first->shape());
     });
     for (size_t k = 0; k < values.size() && k < kMaxSingleCopyTries; ++k) {
-      if (TryCopies(a, {values[k]}, t, result)) return true;
+      ASSIGN_OR_RETURN(kept, TryCopies(a, {values[k]}, t, result));
+      if (kept) return true;
     }
     return false;
   }
 
   // Copies `values` before their later users; kept (and `a` analyses the
   // module again) when the peak level falls, undone otherwise.
-  bool TryCopies(
+  absl::StatusOr<bool> TryCopies(
       Analyses& a,
       const std::vector<std::pair<HloInstruction*, std::vector<HloInstruction*>>>& values,
       int64_t t, RematerializationResult& result) {
     const std::pair<int64_t, int64_t> level = PeakLevel(a);
     std::vector<Applied> applied;
     for (const auto& [v, late] : values) applied.push_back(CopyBeforeEachUser(*v, late, t, a));
-    absl::StatusOr<Analyses> now = Analyses::Run(module_);
-    if (std::getenv("XLITE_REMAT_DEBUG") != nullptr && now.ok()) {
+    ASSIGN_OR_RETURN(Analyses now, Analyses::Run(module_));
+    const std::pair<int64_t, int64_t> now_level = PeakLevel(now);
+    if (std::getenv("XLITE_REMAT_DEBUG") != nullptr) {
       std::string names;
       for (const auto& [v, late] : values)
         absl::StrAppend(&names, " ", v->name(), "x", late.size());
       std::fprintf(stderr, "copies t=%lld level %lld/%lld -> %lld/%lld:%s\n",
                    static_cast<long long>(t), static_cast<long long>(level.first),
-                   static_cast<long long>(level.second),
-                   static_cast<long long>(PeakLevel(*now).first),
-                   static_cast<long long>(PeakLevel(*now).second), names.c_str());
+                   static_cast<long long>(level.second), static_cast<long long>(now_level.first),
+                   static_cast<long long>(now_level.second), names.c_str());
     }
-    if (now.ok() && PeakLevel(*now) < level) {
+    if (now_level < level) {
       ++result.rounds;
-      a = *std::move(now);
+      a = std::move(now);
       for (Applied& done : applied) {
         maybe_dead_.insert(done.block.begin(), done.block.end());
         result.recomputed.push_back(std::move(done.record));
@@ -763,46 +748,24 @@ class Rematerializer {
     r.with_operands = static_cast<int>(tree.size()) - 1;
     r.copies = static_cast<int>(late.size());
     r.moved = late.size() == v.users().size();
-    // Each user's copy goes right before it.
+    // Each user's copy goes right before it. A moved value is made as many
+    // times as before, in other places.
+    int64_t chain_bytes = 0;
+    for (const HloInstruction* i : tree) chain_bytes += BytesAccessed(*i);
+    r.bytes_accessed = chain_bytes * static_cast<int64_t>(late.size() - (r.moved ? 1 : 0));
     absl::flat_hash_map<const HloInstruction*, std::vector<HloInstruction*>> before;
     for (HloInstruction* user : late) {
-      std::vector<HloInstruction*> made;
-      HloInstruction* previous = nullptr;
-      for (HloInstruction* i : tree) {
-        std::vector<HloInstruction*> operands = i->operands();
-        if (previous != nullptr) operands[0] = previous;
-        auto origin_it = origin_.find(i->name());
-        const std::string origin = origin_it == origin_.end() ? i->name() : origin_it->second;
-        previous = CloneInstruction(i, origin, operands);
-        origin_[previous->name()] = origin;
-        ++clones_[origin];  // as Apply counts (Undo takes it back)
-        made.push_back(previous);
-        r.bytes_accessed += BytesAccessed(*i);
-      }
-      if (r.clone.empty()) r.clone = previous->name();
+      std::vector<HloInstruction*> made = CloneBlock(tree);
+      if (r.clone.empty()) r.clone = made.back()->name();
       for (int64_t k = 0; k < user->operand_count(); ++k) {
         if (user->operand(k) != &v) continue;
-        user->ReplaceOperandWith(k, previous);
+        user->ReplaceOperandWith(k, made.back());
         applied.rerouted.push_back({user, k, &v});
       }
-      before[user] = made;
       applied.made.insert(applied.made.end(), made.begin(), made.end());
+      before[user] = std::move(made);
     }
-    absl::flat_hash_set<const HloInstruction*> cloned(applied.made.begin(), applied.made.end());
-    std::vector<HloInstruction*> order;
-    order.reserve(computation->instructions().size());
-    for (const auto& i : computation->instructions()) {
-      if (cloned.contains(i.get())) continue;
-      if (auto it = before.find(i.get()); it != before.end()) {
-        order.insert(order.end(), it->second.begin(), it->second.end());
-      }
-      order.push_back(i.get());
-    }
-    computation->SetInstructionOrder(order);
-    // A moved value is made as many times as before, in other places.
-    if (r.moved) {
-      for (HloInstruction* i : tree) r.bytes_accessed -= BytesAccessed(*i);
-    }
+    PlaceBefore(*computation, before);
     return applied;
   }
 
@@ -961,8 +924,7 @@ class Rematerializer {
     const int64_t defined = a.live->instruction_time(d);
     const bool element = value.defining_index().size() == 1 && d->shape().IsTuple();
     if (defined < 0 || defined >= t || (!value.defining_index().empty() && !element) ||
-        c->IsAsyncComputation() || c->root_instruction() == d ||
-        !d->control_predecessors().empty() || !d->control_successors().empty() ||
+        c->IsAsyncComputation() || c->root_instruction() == d || d->HasControlEdges() ||
         !IsRematerializable(*d) || refused_.contains(d)) {
       return std::nullopt;
     }
@@ -980,8 +942,7 @@ class Rematerializer {
       for (const HloPosition& p : value.positions()) {
         if (p.instruction == d) continue;
         if (p.instruction->opcode() != HloOpcode::kGetTupleElement || !p.index.empty() ||
-            p.instruction->operand(0) != d || !p.instruction->control_predecessors().empty() ||
-            !p.instruction->control_successors().empty() ||
+            p.instruction->operand(0) != d || p.instruction->HasControlEdges() ||
             p.instruction->attrs().tuple_index != candidate.tuple_index) {
           return std::nullopt;
         }
@@ -1063,8 +1024,7 @@ class Rematerializer {
   bool RecomputableOperand(const Analyses& a, const HloInstruction* op, int64_t t) {
     const int64_t defined = a.live->instruction_time(op);
     return defined >= 0 && defined < t && op->parent()->root_instruction() != op &&
-           op->control_predecessors().empty() && op->control_successors().empty() &&
-           IsRematerializable(*op);
+           !op->HasControlEdges() && IsRematerializable(*op);
   }
 
   // Bytes of i's operands kept alive over t when i is recomputed after it;
@@ -1173,25 +1133,8 @@ class Rematerializer {
     }
     r.with_operands = static_cast<int>(c.block.size()) - 1;
 
-    // Clone the block, operands first; each clone reads the clones of the
-    // block's members and the originals of the rest.
-    absl::flat_hash_map<const HloInstruction*, HloInstruction*> clones;
-    std::vector<HloInstruction*> made;
-    for (HloInstruction* i : c.block) {
-      auto origin_it = origin_.find(i->name());
-      const std::string origin = origin_it == origin_.end() ? i->name() : origin_it->second;
-      std::vector<HloInstruction*> operands;
-      for (HloInstruction* op : i->operands()) {
-        auto it = clones.find(op);
-        operands.push_back(it == clones.end() ? op : it->second);
-      }
-      HloInstruction* clone = CloneInstruction(i, origin, operands);
-      clones[i] = clone;
-      made.push_back(clone);
-      origin_[clone->name()] = origin;
-      ++clones_[origin];
-    }
-    HloInstruction* clone = clones.at(d);
+    std::vector<HloInstruction*> made = CloneBlock(c.block);
+    HloInstruction* clone = made.back();  // d's: the block ends with d
     if (c.tuple_index >= 0) {
       // The later users read the element through a get-tuple-element of the
       // clone, made like the original's.
@@ -1212,21 +1155,58 @@ class Rematerializer {
     }
     // The order stays a schedule: the clones go right before the first later
     // user (after their operands, which came before d), operands first.
-    absl::flat_hash_set<const HloInstruction*> cloned(made.begin(), made.end());
-    std::vector<HloInstruction*> order;
-    order.reserve(computation->instructions().size());
-    bool placed = false;
     for (const auto& i : computation->instructions()) {
-      if (cloned.contains(i.get())) continue;
-      if (!placed && late.contains(i.get())) {
-        order.insert(order.end(), made.begin(), made.end());
-        placed = true;
+      if (late.contains(i.get())) {
+        PlaceBefore(*computation, {{i.get(), made}});
+        break;
+      }
+    }
+    applied.made = std::move(made);
+    return applied;
+  }
+
+  // Clones of `block` (operands first), each reading the clones of the
+  // block's members and the originals of the rest, counted against their
+  // originals (Undo takes the count back); appended to the computation, for
+  // PlaceBefore to place.
+  std::vector<HloInstruction*> CloneBlock(const std::vector<HloInstruction*>& block) {
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> clones;
+    std::vector<HloInstruction*> made;
+    for (HloInstruction* i : block) {
+      auto origin_it = origin_.find(i->name());
+      const std::string origin = origin_it == origin_.end() ? i->name() : origin_it->second;
+      std::vector<HloInstruction*> operands;
+      for (HloInstruction* op : i->operands()) {
+        auto it = clones.find(op);
+        operands.push_back(it == clones.end() ? op : it->second);
+      }
+      HloInstruction* clone = CloneInstruction(i, origin, operands);
+      clones[i] = clone;
+      made.push_back(clone);
+      origin_[clone->name()] = origin;
+      ++clones_[origin];
+    }
+    return made;
+  }
+
+  // Moves each list of `before`'s values, in its order, right before its
+  // key; the order stays a schedule when every list's operands come before
+  // its key.
+  static void PlaceBefore(
+      HloComputation& computation,
+      const absl::flat_hash_map<const HloInstruction*, std::vector<HloInstruction*>>& before) {
+    absl::flat_hash_set<const HloInstruction*> placed;
+    for (const auto& [key, list] : before) placed.insert(list.begin(), list.end());
+    std::vector<HloInstruction*> order;
+    order.reserve(computation.instructions().size());
+    for (const auto& i : computation.instructions()) {
+      if (placed.contains(i.get())) continue;
+      if (auto it = before.find(i.get()); it != before.end()) {
+        order.insert(order.end(), it->second.begin(), it->second.end());
       }
       order.push_back(i.get());
     }
-    computation->SetInstructionOrder(order);  // holds every instruction once
-    applied.made = std::move(made);
-    return applied;
+    computation.SetInstructionOrder(order);  // holds every instruction once
   }
 
   // Takes back what Apply did: the later users read the original again, the
