@@ -130,8 +130,8 @@ struct Counts {
   int below_bound = 0, not_met_above_bound = 0;
   int run_at_reached = 0;  // run with the peak the pass reached (0.7 not met)
   int run = 0, identical = 0, compile_not_met = 0, run_skipped = 0;
-  int recomputed = 0, moved = 0;
-  std::vector<double> ratios;  // peak reached / unlimited peak, eligible modules
+  int recomputed = 0, moved = 0, earlier = 0;  // earlier: later uses made earlier
+  std::vector<double> ratios;                  // peak reached / unlimited peak, eligible modules
   std::vector<std::string> not_met_list, failures, run_notes;
 };
 
@@ -220,7 +220,9 @@ void Check(const std::string& text, const std::string& name, bool run, bool loop
     counts.failures.push_back(
         absl::StrCat(name, ": peak ", r.peak_before, " before the pass, planned ", peak));
   }
-  for (const Recomputation& c : r.recomputed) (c.moved ? counts.moved : counts.recomputed)++;
+  for (const Recomputation& c : r.recomputed) {
+    (c.made_earlier > 0 ? counts.earlier : c.moved ? counts.moved : counts.recomputed)++;
+  }
   counts.ratios.push_back(static_cast<double>(r.peak_after) / peak);
   // The bound is a floor for any schedule, with or without recomputation.
   if (r.peak_after < r.floor.bound_bytes) {
@@ -319,10 +321,10 @@ void Print(const char* title, const Counts& c) {
       "\n%s: %d modules (%d not planned or not single-device, %d with 0.7 x peak at or "
       "below the largest working set)\n",
       title, c.modules, c.refused, c.below_floor);
-  std::printf("  %-9s %5s %8s %11s %10s %10s %16s\n", "eligible", "met", "not met", "recomputed",
-              "moved", "run", "identical");
-  std::printf("  %-9d %5d %8d %11d %10d %10d %16d\n", c.eligible, c.met, c.not_met, c.recomputed,
-              c.moved, c.run, c.identical);
+  std::printf("  %-9s %5s %8s %11s %6s %8s %5s %10s\n", "eligible", "met", "not met", "recomputed",
+              "moved", "earlier", "run", "identical");
+  std::printf("  %-9d %5d %8d %11d %6d %8d %5d %10d\n", c.eligible, c.met, c.not_met, c.recomputed,
+              c.moved, c.earlier, c.run, c.identical);
   std::printf("  not met with the limit below the lower bound (infeasible): %d; above it: %d\n",
               c.below_bound, c.not_met_above_bound);
   std::printf("  peak reached / unlimited peak: median %.3f\n", Median(c.ratios));

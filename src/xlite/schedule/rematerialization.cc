@@ -31,6 +31,15 @@ constexpr int kMaxBlockSize = 16;
 // Values made from scalars tried alone when copying them all together does
 // not lower the peak.
 constexpr size_t kMaxSingleCopyTries = 8;
+// Later work made earlier: at most this many instructions move in one block,
+// the block grows by its members' users this many times (trying the largest
+// few members read after it each time), the best few blocks are tried per
+// round, and the module is analysed at most this many times for such tries.
+constexpr size_t kMaxEarlierBlock = 64;
+constexpr int kMaxEarlierSteps = 8;
+constexpr size_t kMaxEarlierGrowTries = 4;
+constexpr size_t kMaxEarlierBlockTries = 2;
+constexpr int kMaxEarlierAnalyses = 48;
 
 std::string Where(const HloInstruction& i) {
   return absl::StrCat("%", i.name(), " in %", i.parent()->name());
@@ -228,6 +237,21 @@ struct Analyses {
 // progress when this pair decreases.
 std::pair<int64_t, int64_t> PeakLevel(const Analyses& a) {
   return {a.live->peak_bytes(), a.live->peak_times()};
+}
+
+// Bytes live at each time of the schedule (HloLiveRange's peak is its
+// maximum).
+std::vector<int64_t> LiveProfile(const Analyses& a) {
+  const size_t n = a.live->flattened_instruction_sequence().size();
+  std::vector<int64_t> live(n + 2, 0);
+  for (const HloBuffer& buffer : a.alias->buffers()) {
+    const LiveRange* range = a.RangeOf(buffer);
+    if (range == nullptr || range->start < 0) continue;
+    live[range->start] += a.live->buffer_size(buffer);
+    live[range->end + 1] -= a.live->buffer_size(buffer);
+  }
+  for (size_t t = 1; t < live.size(); ++t) live[t] += live[t - 1];
+  return live;
 }
 
 // The elements of `loop`'s state that SinkLoopState may take out of the loop
@@ -547,6 +571,12 @@ class Rematerializer {
     bool one_at_a_time = false;  // after a round of several made no progress
     while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
            result.rounds < options_.max_rounds) {
+      ASSIGN_OR_RETURN(bool earlier, MakeLaterWorkEarlier(a, result));
+      if (earlier) {
+        level = PeakLevel(a);
+        one_at_a_time = false;
+        continue;
+      }
       const int64_t t = a.live->peak_time();
       std::vector<Candidate> chosen =
           Choose(a, t, a.live->peak_bytes() - options_.memory_limit_bytes, one_at_a_time);
@@ -767,6 +797,262 @@ class Rematerializer {
     }
     PlaceBefore(*computation, before);
     return applied;
+  }
+
+  // A block of later work to make earlier: `value`, live across the peak,
+  // is freed before it when its users after the peak run before it, with
+  // the work after the peak they need and, where that leaves fewer bytes
+  // live across the peak, their own users.
+  struct EarlierBlock {
+    HloInstruction* value = nullptr;
+    HloComputation* computation = nullptr;
+    absl::flat_hash_set<HloInstruction*> members;
+    int64_t net_bytes = 0;  // estimated bytes no longer live at the peak
+  };
+
+  // Whether `i` may run earlier than it does: deterministic work that writes
+  // a new array into a buffer of its own (no in-place update: moving a write
+  // could overwrite what another instruction still reads), no control
+  // edges, not its computation's root.
+  bool MayMoveEarlier(const Analyses& a, const HloInstruction& i) {
+    if (!i.shape().IsArray() || !IsRematerializable(i) || i.HasControlEdges() ||
+        i.parent()->root_instruction() == &i) {
+      return false;
+    }
+    const HloValue* v = a.alias->dataflow_analysis().GetValueAt(&i);
+    return v != nullptr && v->defining_instruction() == &i && ReadOnlyBuffer(a, &i) != nullptr;
+  }
+
+  // Adds `start` and, transitively, its operands made after the peak (after
+  // `site_time`, the computation's site of the peak) to `members`; false
+  // when one may not move, reads what the peak makes, or the block grows
+  // past kMaxEarlierBlock (`members` is then partly filled).
+  bool AddWithOperands(const Analyses& a, HloInstruction* start, int64_t t, int64_t site_time,
+                       absl::flat_hash_set<HloInstruction*>& members) {
+    std::vector<HloInstruction*> work = {start};
+    while (!work.empty()) {
+      HloInstruction* i = work.back();
+      work.pop_back();
+      if (members.contains(i)) continue;
+      if (!MayMoveEarlier(a, *i)) return false;
+      members.insert(i);
+      if (members.size() > kMaxEarlierBlock) return false;
+      for (HloInstruction* op : i->operands()) {
+        const int64_t time = a.live->instruction_time(op);
+        if (time < 0 || (time >= t && time <= site_time)) return false;
+        if (time > site_time) work.push_back(op);
+      }
+    }
+    return true;
+  }
+
+  static bool ReadOutside(const HloInstruction& m,
+                          const absl::flat_hash_set<HloInstruction*>& members) {
+    for (HloInstruction* user : m.users()) {
+      if (!members.contains(user)) return true;
+    }
+    return false;
+  }
+
+  // Estimated bytes no longer live at t when `members` run before it: the
+  // operands live at t that only they read at t or later, less the members
+  // read after the block.
+  int64_t EarlierNet(const Analyses& a, const absl::flat_hash_set<HloInstruction*>& members,
+                     int64_t t, int64_t site_time) {
+    int64_t freed = 0, kept = 0;
+    absl::flat_hash_set<const HloInstruction*> operands;
+    for (const HloInstruction* m : members) {
+      if (ReadOutside(*m, members)) kept += a.live->buffer_size(*ReadOnlyBuffer(a, m));
+      for (const HloInstruction* op : m->operands()) {
+        if (!members.contains(op)) operands.insert(op);
+      }
+    }
+    absl::flat_hash_set<HloBuffer::Id> counted;
+    for (const HloInstruction* op : operands) {
+      const HloBuffer* buffer = ReadOnlyBuffer(a, op);
+      if (buffer == nullptr || !a.LiveAt(*buffer, t) || counted.contains(buffer->id())) continue;
+      int64_t last = -1;
+      bool all_move = true;
+      for (HloInstruction* user : op->users()) {
+        const int64_t time = a.live->instruction_time(user);
+        last = std::max(last, time);
+        all_move = all_move && (time < t || members.contains(user));
+      }
+      // Held by nothing else (a tuple, the program's end) past its last read.
+      if (all_move && a.RangeOf(*buffer)->end <= last) {
+        counted.insert(buffer->id());
+        freed += a.live->buffer_size(*buffer);
+      }
+    }
+    return freed - kept;
+  }
+
+  // The later work that would free `x` at t, grown by its members' users
+  // while that frees more; nullopt when it cannot move or frees nothing.
+  std::optional<EarlierBlock> EarlierBlockFor(const Analyses& a, HloInstruction* x, int64_t t,
+                                              int64_t site_time) {
+    EarlierBlock block;
+    block.value = x;
+    block.computation = x->parent();
+    bool late = false;
+    for (HloInstruction* user : x->users()) {
+      const int64_t time = a.live->instruction_time(user);
+      if (time < 0 || (time >= t && time <= site_time)) return std::nullopt;  // read at the peak
+      if (time > site_time) {
+        late = true;
+        if (!AddWithOperands(a, user, t, site_time, block.members)) return std::nullopt;
+      }
+    }
+    if (!late) return std::nullopt;
+    block.net_bytes = EarlierNet(a, block.members, t, site_time);
+    for (int step = 0; step < kMaxEarlierSteps; ++step) {
+      std::vector<HloInstruction*> crossing;
+      for (HloInstruction* m : block.members) {
+        if (ReadOutside(*m, block.members)) crossing.push_back(m);
+      }
+      absl::c_sort(crossing, [&](const HloInstruction* l, const HloInstruction* r) {
+        const int64_t sl = ShapeSizeBytes(l->shape()), sr = ShapeSizeBytes(r->shape());
+        return sl != sr ? sl > sr : l->name() < r->name();
+      });
+      if (crossing.size() > kMaxEarlierGrowTries) crossing.resize(kMaxEarlierGrowTries);
+      bool grew = false;
+      for (HloInstruction* m : crossing) {
+        absl::flat_hash_set<HloInstruction*> trial = block.members;
+        bool fits = true;
+        for (HloInstruction* user : m->users()) {
+          fits = fits && AddWithOperands(a, user, t, site_time, trial);
+        }
+        if (!fits) continue;
+        const int64_t net = EarlierNet(a, trial, t, site_time);
+        if (net > block.net_bytes) {
+          block.members = std::move(trial);
+          block.net_bytes = net;
+          grew = true;
+          break;
+        }
+      }
+      if (!grew) break;
+    }
+    if (block.net_bytes <= 0) return std::nullopt;
+    return block;
+  }
+
+  // Makes later work earlier (EarlierBlock) at the peak: the best few
+  // blocks, each tried after its last operand, right before the site of the
+  // peak and at the lowest point between; kept (true, `a` analyses the new
+  // module) when the peak level falls, undone otherwise.
+  absl::StatusOr<bool> MakeLaterWorkEarlier(Analyses& a, RematerializationResult& result) {
+    const int64_t t = a.live->peak_time();
+    const auto& flat = a.live->flattened_instruction_sequence();
+    if (earlier_analyses_ >= kMaxEarlierAnalyses || t < 0 ||
+        t >= static_cast<int64_t>(flat.size())) {
+      return false;
+    }
+    const std::string at_peak = flat[t]->name();
+    std::vector<EarlierBlock> blocks;
+    for (const auto& c : module_.computations()) {
+      if (c->fusion_instruction() != nullptr || c->IsAsyncComputation() ||
+          !a.schedule.is_computation_scheduled(c.get())) {
+        continue;
+      }
+      const std::vector<HloInstruction*>& sequence = a.schedule.sequence(c.get());
+      auto site = std::lower_bound(sequence.begin(), sequence.end(), t,
+                                   [&](const HloInstruction* i, int64_t time) {
+                                     return a.live->instruction_time(i) < time;
+                                   });
+      if (site == sequence.end()) continue;
+      const int64_t site_time = a.live->instruction_time(*site);
+      for (auto it = sequence.begin(); it != site; ++it) {
+        HloInstruction* x = *it;
+        const HloBuffer* buffer = ReadOnlyBuffer(a, x);
+        if (buffer == nullptr || !a.LiveAt(*buffer, t) ||
+            refused_earlier_.contains({x->name(), at_peak})) {
+          continue;
+        }
+        std::optional<EarlierBlock> block = EarlierBlockFor(a, x, t, site_time);
+        if (block.has_value()) blocks.push_back(*std::move(block));
+      }
+    }
+    absl::c_sort(blocks, [](const EarlierBlock& l, const EarlierBlock& r) {
+      if (l.net_bytes != r.net_bytes) return l.net_bytes > r.net_bytes;
+      return l.value->name() < r.value->name();
+    });
+    const std::pair<int64_t, int64_t> level = PeakLevel(a);
+    const std::vector<int64_t> profile = LiveProfile(a);
+    std::vector<absl::flat_hash_set<HloInstruction*>> tried;
+    for (const EarlierBlock& block : blocks) {
+      if (tried.size() >= kMaxEarlierBlockTries) break;
+      if (absl::c_find(tried, block.members) != tried.end()) continue;
+      tried.push_back(block.members);
+      refused_earlier_.insert({block.value->name(), at_peak});
+      // Where the block may go: after its last operand made outside it, up
+      // to the computation's site of the peak (indexes into the sequence;
+      // the block goes before the instruction at the index).
+      HloComputation& c = *block.computation;
+      const std::vector<HloInstruction*> sequence = a.schedule.sequence(&c);
+      std::vector<HloInstruction*> members;
+      int64_t first = 0, site = -1;
+      for (int64_t k = 0; k < static_cast<int64_t>(sequence.size()); ++k) {
+        HloInstruction* i = sequence[k];
+        if (block.members.contains(i)) {
+          members.push_back(i);
+          continue;
+        }
+        for (HloInstruction* user : i->users()) {
+          if (block.members.contains(user)) first = std::max(first, k + 1);
+        }
+        if (site < 0 && a.live->instruction_time(i) >= t) site = k;
+      }
+      if (site < first) continue;
+      // Bytes live right before sequence[k] (after the one before it).
+      auto live_before = [&](int64_t k) {
+        return k == 0 ? int64_t{0} : profile[a.live->instruction_time(sequence[k - 1])];
+      };
+      int64_t lowest = first;
+      for (int64_t k = first + 1; k <= site; ++k) {
+        if (live_before(k) < live_before(lowest)) lowest = k;
+      }
+      std::vector<int64_t> places = {lowest};
+      for (int64_t k : {first, site}) {
+        if (absl::c_find(places, k) == places.end()) places.push_back(k);
+      }
+      std::vector<HloInstruction*> order_before;
+      for (const auto& i : c.instructions()) order_before.push_back(i.get());
+      std::optional<std::pair<std::pair<int64_t, int64_t>, int64_t>> best;  // level, place
+      for (int64_t place : places) {
+        if (earlier_analyses_ >= kMaxEarlierAnalyses) break;
+        PlaceBefore(c, {{sequence[place], members}});
+        ++earlier_analyses_;
+        ASSIGN_OR_RETURN(Analyses now, Analyses::Run(module_));
+        const std::pair<int64_t, int64_t> now_level = PeakLevel(now);
+        if (std::getenv("XLITE_REMAT_DEBUG") != nullptr) {
+          std::fprintf(
+              stderr, "earlier t=%lld level %lld/%lld -> %lld/%lld: %s's %zu later before %s\n",
+              static_cast<long long>(t), static_cast<long long>(level.first),
+              static_cast<long long>(level.second), static_cast<long long>(now_level.first),
+              static_cast<long long>(now_level.second), block.value->name().c_str(), members.size(),
+              sequence[place]->name().c_str());
+        }
+        if (now_level < level && (!best.has_value() || now_level < best->first)) {
+          best = {now_level, place};
+        }
+        c.SetInstructionOrder(order_before);
+      }
+      if (!best.has_value()) continue;
+      PlaceBefore(c, {{sequence[best->second], members}});
+      ASSIGN_OR_RETURN(a, Analyses::Run(module_));
+      ++result.rounds;
+      Recomputation r;
+      r.instruction = block.value->name();
+      r.computation = c.name();
+      r.clone = sequence[best->second]->name();
+      r.peak_time = t;
+      r.bytes_freed = block.net_bytes;
+      r.made_earlier = static_cast<int>(members.size());
+      result.recomputed.push_back(std::move(r));
+      return true;
+    }
+    return false;
   }
 
   // Loop state made again inside the loop instead of carried: an element the
@@ -1234,6 +1520,9 @@ class Rematerializer {
   absl::flat_hash_map<std::string, int> clones_;          // original -> clones made
   // Values whose recomputation made no progress: not tried again.
   absl::flat_hash_set<const HloInstruction*> refused_;
+  // (value, instruction at the peak) whose later work was tried earlier.
+  absl::flat_hash_set<std::pair<std::string, std::string>> refused_earlier_;
+  int earlier_analyses_ = 0;  // analyses run for MakeLaterWorkEarlier
   // Originals recomputed by kept rounds: removed at the end if unread.
   absl::flat_hash_set<HloInstruction*> maybe_dead_;
 };
@@ -1255,16 +1544,20 @@ int64_t RematerializationResult::total_bytes_accessed() const {
 }
 
 std::string RematerializationResult::Summary() const {
-  int moved = 0;
-  for (const Recomputation& r : recomputed) moved += r.moved ? 1 : 0;
-  std::string out =
-      absl::StrCat("rematerialization: limit ", Bytes(limit_bytes), "; peak ", Bytes(peak_before),
-                   " -> ", Bytes(peak_after), met ? " (met)" : " (NOT met)", " in ", rounds,
-                   " round", rounds == 1 ? "" : "s", "; ", recomputed.size() - moved,
-                   " recomputed, ", moved, " moved; extra cost ", total_flops(), " FLOPs, ",
-                   Bytes(total_bytes_accessed()), " accessed; largest instruction working set ",
-                   Bytes(floor.bytes), " (", floor.instruction, "); parameters and outputs ",
-                   Bytes(floor.resident_bytes), "; lower bound ", Bytes(floor.bound_bytes), "\n");
+  int moved = 0, earlier = 0;
+  for (const Recomputation& r : recomputed) {
+    moved += r.moved ? 1 : 0;
+    earlier += r.made_earlier > 0 ? 1 : 0;
+  }
+  std::string out = absl::StrCat(
+      "rematerialization: limit ", Bytes(limit_bytes), "; peak ", Bytes(peak_before), " -> ",
+      Bytes(peak_after), met ? " (met)" : " (NOT met)", " in ", rounds, " round",
+      rounds == 1 ? "" : "s", "; ", recomputed.size() - moved - earlier, " recomputed, ", moved,
+      " moved", earlier > 0 ? absl::StrCat(", ", earlier, " with later uses made earlier") : "",
+      "; extra cost ", total_flops(), " FLOPs, ", Bytes(total_bytes_accessed()),
+      " accessed; largest instruction working set ", Bytes(floor.bytes), " (", floor.instruction,
+      "); parameters and outputs ", Bytes(floor.resident_bytes), "; lower bound ",
+      Bytes(floor.bound_bytes), "\n");
   for (const Recomputation& r : recomputed) {
     if (r.loop_state) {
       absl::StrAppend(&out, "  %", r.instruction, ": no longer loop state of %", r.computation,
@@ -1273,6 +1566,14 @@ std::string RematerializationResult::Summary() const {
                                                      " before its reads in each iteration"),
                       "; ", Bytes(r.bytes_freed), " freed at the peak (time ", r.peak_time, "); ",
                       r.flops, " FLOPs, ", Bytes(r.bytes_accessed), " accessed per iteration\n");
+      continue;
+    }
+    if (r.made_earlier > 0) {
+      absl::StrAppend(&out, "  %", r.instruction, " in %", r.computation,
+                      ": its later uses made earlier, ", r.made_earlier, " instruction",
+                      r.made_earlier == 1 ? "" : "s", " moved before %", r.clone, "; ",
+                      Bytes(r.bytes_freed), " freed at the peak (time ", r.peak_time,
+                      "); 0 FLOPs\n");
       continue;
     }
     if (r.copies > 1) {

@@ -39,6 +39,18 @@
 // falls; when that raises it (a copy landing on a higher point), the largest
 // few alone.
 //
+// Each round first tries to make later work earlier, a reordering with no
+// extra FLOPs: a value live across the peak whose users after it can all run
+// before it (with the work after the peak they need, none of it at the peak
+// or reading what the peak makes: calls and loops never move) is freed
+// before the peak when those users move there, together with their own
+// users where that leaves fewer bytes live across it (maxtext's loss,
+// computed from the logits and labels after the backward loop). The block
+// goes after its last operand, right before the computation's site of the
+// peak, or at the lowest point between them, whichever lowers the peak; kept
+// only when the peak level falls. Instructions that write a buffer shared
+// with another value never move.
+//
 // Before the rounds, loop state live at the peak that the loop can make
 // again from nothing -- a constant, an iota or a broadcast of one that the
 // body hands on unchanged and nothing reads after the loop -- is made again
@@ -114,6 +126,9 @@ struct Recomputation {
   // converts) made again right before each of its later users: how many
   // times (the clone names the first); 1 otherwise.
   int copies = 1;
+  // Later work made earlier (no clone): how many instructions moved before
+  // the peak, now before %clone; 0 otherwise.
+  int made_earlier = 0;
   int64_t peak_time = 0;    // the peak it was chosen at
   int64_t bytes_freed = 0;  // its size less the operand bytes kept over that peak
   // Estimated extra cost: FLOPs and bytes (operands read + results written)

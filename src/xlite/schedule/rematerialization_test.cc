@@ -4,11 +4,14 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "xlite/analysis/analysis_test_util.h"
 #include "xlite/analysis/hlo_alias_analysis.h"
 #include "xlite/analysis/hlo_live_range.h"
 #include "xlite/eval/evaluator.h"
+#include "xlite/eval/fake_data.h"
 #include "xlite/schedule/schedule_module.h"
 #include "xlite/support/flags.h"
 #include "xlite/support/status.h"
@@ -62,6 +65,93 @@ Literal Scalar(float v) {
   Literal l(Shape::Scalar(PrimitiveType::F32));
   l.SetDouble(0, v);
   return l;
+}
+
+// x (a sort: never recomputed) is read after the peak only by a sum of its
+// squares; the peak, at u, holds p 4000 + q 20000 + zero 4 + x 4000 +
+// t 20000 + u 4 = 48008 bytes. Making m and l (the later uses) earlier,
+// before t, frees x there and keeps only l (4 bytes): 44012 at u, no FLOPs.
+constexpr char kLateSum[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+
+ENTRY e {
+  p = f32[1000] parameter(0)
+  q = f32[5000] parameter(1)
+  zero = f32[] constant(0)
+  x = f32[1000] sort(p), dimensions={0}, to_apply=lt
+  t = f32[5000] exponential(q)
+  u = f32[] reduce(t, zero), dimensions={0}, to_apply=add
+  m = f32[1000] multiply(x, x)
+  l = f32[] reduce(m, zero), dimensions={0}, to_apply=add
+  ROOT r = (f32[], f32[]) tuple(u, l)
+}
+)";
+
+TEST(Rematerialization, MakesLaterUsesEarlierWhenTheValueCannotBeRecomputed) {
+  auto m = Parse(kLateSum);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*m, FakeDataKind::kRandom, 0);
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<Literal> before = Evaluate(*m, *args);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(*Peak(*m), 48008);
+
+  absl::StatusOr<RematerializationResult> r = Rematerialize(*m, {.memory_limit_bytes = 44012});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->met);
+  EXPECT_EQ(r->peak_after, 44012);
+  ASSERT_EQ(r->recomputed.size(), 1u);
+  const Recomputation& x = r->recomputed[0];
+  EXPECT_EQ(x.instruction, "x");
+  EXPECT_EQ(x.made_earlier, 2);
+  EXPECT_EQ(x.clone, "t");         // they now come right before t
+  EXPECT_EQ(x.bytes_freed, 3996);  // x less l, read after the peak
+  EXPECT_EQ(x.flops, 0);
+  EXPECT_TRUE(absl::StrContains(
+      r->Summary(), "%x in %e: its later uses made earlier, 2 instructions moved before %t"))
+      << r->Summary();
+  EXPECT_TRUE(absl::StrContains(r->Summary(), "0 recomputed, 0 moved, 1 with later uses made"))
+      << r->Summary();
+  EXPECT_EQ(*Peak(*m), 44012);
+  ASSERT_TRUE(VerifyModule(*m).ok());
+  std::vector<std::string> order;
+  for (const auto& i : m->entry_computation()->instructions()) order.push_back(i->name());
+  EXPECT_EQ(absl::StrJoin(order, " "), "p q zero x m l t u r");
+  absl::StatusOr<Literal> after = Evaluate(*m, *args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+}
+
+// The same later sum, but it also reads u, made at the peak: nothing moves,
+// and no recomputation helps (x is a sort).
+TEST(Rematerialization, LaterUsesReadingThePeakStayLate) {
+  std::string text = kLateSum;
+  absl::StrReplaceAll(
+      {{"ROOT r = (f32[], f32[]) tuple(u, l)",
+        "ul = f32[] add(u, l)\n  ROOT r = (f32[], f32[]) tuple(u, ul)"},
+       {"m = f32[1000] multiply(x, x)",
+        "ub = f32[1000] broadcast(u), dimensions={}\n  m = f32[1000] multiply(x, ub)"}},
+      &text);
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = 44012, .error_if_not_met = false});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->met);
+  EXPECT_TRUE(r->recomputed.empty()) << r->Summary();
+  EXPECT_EQ(r->peak_after, r->peak_before);
 }
 
 TEST(Rematerialization, RecomputesAValueLiveAcrossTheBigTemporary) {
