@@ -854,32 +854,49 @@ class Rematerializer {
     return false;
   }
 
+  // Per operand, at the peak being worked on: how many of its users run at
+  // or after t and when the last of them runs (EarlierNet asks for the same
+  // operands many times; an operand read by thousands would make it
+  // quadratic).
+  struct LateReads {
+    int64_t count = 0;
+    int64_t last = -1;
+  };
+  LateReads LateReadsOf(const Analyses& a, const HloInstruction* op, int64_t t) {
+    auto [it, inserted] = late_reads_.try_emplace(op);
+    if (inserted) {
+      for (const HloInstruction* user : op->users()) {
+        const int64_t time = a.live->instruction_time(user);
+        it->second.last = std::max(it->second.last, time);
+        if (time >= t) ++it->second.count;
+      }
+    }
+    return it->second;
+  }
+
   // Estimated bytes no longer live at t when `members` run before it: the
   // operands live at t that only they read at t or later, less the members
   // read after the block.
   int64_t EarlierNet(const Analyses& a, const absl::flat_hash_set<HloInstruction*>& members,
-                     int64_t t, int64_t site_time) {
+                     int64_t t) {
     int64_t freed = 0, kept = 0;
-    absl::flat_hash_set<const HloInstruction*> operands;
+    // Per operand outside the block, the members reading it.
+    absl::flat_hash_map<const HloInstruction*, int64_t> readers;
     for (const HloInstruction* m : members) {
       if (ReadOutside(*m, members)) kept += a.live->buffer_size(*ReadOnlyBuffer(a, m));
+      absl::flat_hash_set<const HloInstruction*> operands;
       for (const HloInstruction* op : m->operands()) {
-        if (!members.contains(op)) operands.insert(op);
+        if (!members.contains(op) && operands.insert(op).second) ++readers[op];
       }
     }
     absl::flat_hash_set<HloBuffer::Id> counted;
-    for (const HloInstruction* op : operands) {
+    for (const auto& [op, count] : readers) {
       const HloBuffer* buffer = ReadOnlyBuffer(a, op);
       if (buffer == nullptr || !a.LiveAt(*buffer, t) || counted.contains(buffer->id())) continue;
-      int64_t last = -1;
-      bool all_move = true;
-      for (HloInstruction* user : op->users()) {
-        const int64_t time = a.live->instruction_time(user);
-        last = std::max(last, time);
-        all_move = all_move && (time < t || members.contains(user));
-      }
-      // Held by nothing else (a tuple, the program's end) past its last read.
-      if (all_move && a.RangeOf(*buffer)->end <= last) {
+      const LateReads late = LateReadsOf(a, op, t);
+      // Only members read it from t on, and nothing else (a tuple, the
+      // program's end) holds it past its last read.
+      if (count == late.count && a.RangeOf(*buffer)->end <= late.last) {
         counted.insert(buffer->id());
         freed += a.live->buffer_size(*buffer);
       }
@@ -904,7 +921,7 @@ class Rematerializer {
       }
     }
     if (!late) return std::nullopt;
-    block.net_bytes = EarlierNet(a, block.members, t, site_time);
+    block.net_bytes = EarlierNet(a, block.members, t);
     for (int step = 0; step < kMaxEarlierSteps; ++step) {
       std::vector<HloInstruction*> crossing;
       for (HloInstruction* m : block.members) {
@@ -923,7 +940,7 @@ class Rematerializer {
           fits = fits && AddWithOperands(a, user, t, site_time, trial);
         }
         if (!fits) continue;
-        const int64_t net = EarlierNet(a, trial, t, site_time);
+        const int64_t net = EarlierNet(a, trial, t);
         if (net > block.net_bytes) {
           block.members = std::move(trial);
           block.net_bytes = net;
@@ -940,7 +957,8 @@ class Rematerializer {
   // Makes later work earlier (EarlierBlock) at the peak: the best few
   // blocks, each tried after its last operand, right before the site of the
   // peak and at the lowest point between; kept (true, `a` analyses the new
-  // module) when the peak level falls, undone otherwise.
+  // module) when the peak level falls, undone otherwise. A value is looked
+  // at once per instruction at the peak.
   absl::StatusOr<bool> MakeLaterWorkEarlier(Analyses& a, RematerializationResult& result) {
     const int64_t t = a.live->peak_time();
     const auto& flat = a.live->flattened_instruction_sequence();
@@ -948,7 +966,8 @@ class Rematerializer {
         t >= static_cast<int64_t>(flat.size())) {
       return false;
     }
-    const std::string at_peak = flat[t]->name();
+    const HloInstruction* at_peak = flat[t];
+    late_reads_.clear();
     std::vector<EarlierBlock> blocks;
     for (const auto& c : module_.computations()) {
       if (c->fusion_instruction() != nullptr || c->IsAsyncComputation() ||
@@ -966,7 +985,7 @@ class Rematerializer {
         HloInstruction* x = *it;
         const HloBuffer* buffer = ReadOnlyBuffer(a, x);
         if (buffer == nullptr || !a.LiveAt(*buffer, t) ||
-            refused_earlier_.contains({x->name(), at_peak})) {
+            !looked_at_earlier_.insert({x, at_peak}).second) {
           continue;
         }
         std::optional<EarlierBlock> block = EarlierBlockFor(a, x, t, site_time);
@@ -984,10 +1003,11 @@ class Rematerializer {
       if (tried.size() >= kMaxEarlierBlockTries) break;
       if (absl::c_find(tried, block.members) != tried.end()) continue;
       tried.push_back(block.members);
-      refused_earlier_.insert({block.value->name(), at_peak});
       // Where the block may go: after its last operand made outside it, up
       // to the computation's site of the peak (indexes into the sequence;
-      // the block goes before the instruction at the index).
+      // the block goes before the instruction at the index). Every member
+      // runs after the site and reads nothing made at it (AddWithOperands),
+      // so first <= site.
       HloComputation& c = *block.computation;
       const std::vector<HloInstruction*> sequence = a.schedule.sequence(&c);
       std::vector<HloInstruction*> members;
@@ -1003,7 +1023,6 @@ class Rematerializer {
         }
         if (site < 0 && a.live->instruction_time(i) >= t) site = k;
       }
-      if (site < first) continue;
       // Bytes live right before sequence[k] (after the one before it).
       auto live_before = [&](int64_t k) {
         return k == 0 ? int64_t{0} : profile[a.live->instruction_time(sequence[k - 1])];
@@ -1018,7 +1037,8 @@ class Rematerializer {
       }
       std::vector<HloInstruction*> order_before;
       for (const auto& i : c.instructions()) order_before.push_back(i.get());
-      std::optional<std::pair<std::pair<int64_t, int64_t>, int64_t>> best;  // level, place
+      // The best place and the analyses of the module with the block there.
+      std::optional<std::pair<int64_t, Analyses>> best;
       for (int64_t place : places) {
         if (earlier_analyses_ >= kMaxEarlierAnalyses) break;
         PlaceBefore(c, {{sequence[place], members}});
@@ -1033,21 +1053,23 @@ class Rematerializer {
               static_cast<long long>(now_level.second), block.value->name().c_str(), members.size(),
               sequence[place]->name().c_str());
         }
-        if (now_level < level && (!best.has_value() || now_level < best->first)) {
-          best = {now_level, place};
+        if (now_level < level && (!best.has_value() || now_level < PeakLevel(best->second))) {
+          best.emplace(place, std::move(now));
         }
         c.SetInstructionOrder(order_before);
       }
       if (!best.has_value()) continue;
-      PlaceBefore(c, {{sequence[best->second], members}});
-      ASSIGN_OR_RETURN(a, Analyses::Run(module_));
+      // The order best's analyses saw, with the same instructions.
+      PlaceBefore(c, {{sequence[best->first], members}});
+      a = std::move(best->second);
       ++result.rounds;
       Recomputation r;
       r.instruction = block.value->name();
       r.computation = c.name();
-      r.clone = sequence[best->second]->name();
+      r.clone = sequence[best->first]->name();
       r.peak_time = t;
       r.bytes_freed = block.net_bytes;
+      r.peak_lowered = level.first - a.live->peak_bytes();
       r.made_earlier = static_cast<int>(members.size());
       result.recomputed.push_back(std::move(r));
       return true;
@@ -1520,8 +1542,10 @@ class Rematerializer {
   absl::flat_hash_map<std::string, int> clones_;          // original -> clones made
   // Values whose recomputation made no progress: not tried again.
   absl::flat_hash_set<const HloInstruction*> refused_;
-  // (value, instruction at the peak) whose later work was tried earlier.
-  absl::flat_hash_set<std::pair<std::string, std::string>> refused_earlier_;
+  // (value, instruction at the peak) whose later work was looked at for
+  // MakeLaterWorkEarlier: not again at that peak.
+  absl::flat_hash_set<std::pair<const HloInstruction*, const HloInstruction*>> looked_at_earlier_;
+  absl::flat_hash_map<const HloInstruction*, LateReads> late_reads_;  // at this peak
   int earlier_analyses_ = 0;  // analyses run for MakeLaterWorkEarlier
   // Originals recomputed by kept rounds: removed at the end if unread.
   absl::flat_hash_set<HloInstruction*> maybe_dead_;
@@ -1572,8 +1596,8 @@ std::string RematerializationResult::Summary() const {
       absl::StrAppend(&out, "  %", r.instruction, " in %", r.computation,
                       ": its later uses made earlier, ", r.made_earlier, " instruction",
                       r.made_earlier == 1 ? "" : "s", " moved before %", r.clone, "; ",
-                      Bytes(r.bytes_freed), " freed at the peak (time ", r.peak_time,
-                      "); 0 FLOPs\n");
+                      Bytes(r.bytes_freed), " no longer live at the peak (time ", r.peak_time,
+                      "), the peak ", Bytes(r.peak_lowered), " lower; 0 FLOPs\n");
       continue;
     }
     if (r.copies > 1) {

@@ -129,6 +129,9 @@ struct Recomputation {
   // Later work made earlier (no clone): how many instructions moved before
   // the peak, now before %clone; 0 otherwise.
   int made_earlier = 0;
+  // Made earlier: how much the peak fell (bytes_freed leave the old peak's
+  // time, but another time may then be the peak).
+  int64_t peak_lowered = 0;
   int64_t peak_time = 0;    // the peak it was chosen at
   int64_t bytes_freed = 0;  // its size less the operand bytes kept over that peak
   // Estimated extra cost: FLOPs and bytes (operands read + results written)
