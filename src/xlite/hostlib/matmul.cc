@@ -273,12 +273,20 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
       // One dnnl_sgemm (on a team of `threads`): small f32 products, where
       // the primitive's per-call costs dominate (lstm_scan's 16x128x512 steps:
       // the program 0.74x), large ones, where its brgemm is slower (2048^3
-      // 0.91x, 3072^3 0.54-0.65x), and wide ones on one thread. Between them
-      // the primitive stays: sgemm ran 1024^3 in 10 or 16 ms from process to
-      // process, the primitive in 10.3-10.9.
-      const bool one_sgemm = IsF32Matrix(shape, lhs_type, rhs_type, out_type) &&
-                             (flops < kParallelMatmulFlops || flops >= kTeamSgemmFlops ||
-                              (threads == 1 && IsWideF32(shape, lhs_type, rhs_type, out_type)));
+      // 0.91x, 3072^3 0.54-0.65x), wide ones on one thread, and on one thread
+      // those of kOneThreadSgemmFlops or more when malloc keeps freed pages
+      // (SgemmRowBlocks: sgemm's packing buffers are not faulted in again on
+      // every call): there the primitive was 2-15% slower (1024^3 11.4-12.8
+      // ms against 11.2-11.7, encoder_b8s128 37.4-42.6 against 36.6-40.4; 5
+      // processes each, alternated, 2026-11-30), while on 512^3 it was
+      // faster (median 1.46 ms against 1.56). Under glibc's malloc sgemm ran
+      // 1024^3 in 10 or 16 ms from process to process: the primitive stays.
+      const bool one_thread_sgemm =
+          threads == 1 && (IsWideF32(shape, lhs_type, rhs_type, out_type) ||
+                           (flops >= kOneThreadSgemmFlops && SgemmRowBlocks()));
+      const bool one_sgemm =
+          IsF32Matrix(shape, lhs_type, rhs_type, out_type) &&
+          (flops < kParallelMatmulFlops || flops >= kTeamSgemmFlops || one_thread_sgemm);
       if (one_sgemm) {
         status = SgemmColumns(shape, lhs, rhs, out, 0, shape.n, threads);  // one block: all of it
       } else if (std::optional<absl::Status> split = SplitOneDnnMatmul(

@@ -84,6 +84,10 @@ inline constexpr double kParallelMatmulFlops = 8e6;
 // with an OpenMP team of the whole budget when every type is f32 and the
 // batch is 1 (see IsTeamSgemm).
 inline constexpr double kTeamSgemmFlops = 2.0 * 2048 * 2048 * 2048;
+// On one thread, f32 products of this many FLOPs or more (1024x512x512, the
+// encoder's smallest projection) are one dnnl_sgemm when malloc keeps freed
+// pages; smaller ones (512^3) run faster on the matmul primitive.
+inline constexpr double kOneThreadSgemmFlops = 2.0 * 1024 * 512 * 512;
 
 // True when Matmul runs `shape` as one dnnl_sgemm with an OpenMP team of
 // `threads` > 1: a caller that schedules several host calls at once (the

@@ -235,11 +235,54 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
   EXPECT_EQ(calls, 2 * 2 * 3);
 }
 
-// A wide f32 product on one host thread, and a small one, go to dnnl_sgemm
-// with leading dimensions, whatever is transposed.
+// 64 sampled elements of the f32 product `out` of `a` and `b` (batch 1,
+// either stored transposed) against double-precision sums.
+void ExpectSampledF32Product(const MatmulShape& s, const std::vector<uint8_t>& a,
+                             const std::vector<uint8_t>& b, const std::vector<uint8_t>& out) {
+  const double eps = std::ldexp(1.0, -24);
+  for (int64_t sample = 0; sample < 64; ++sample) {
+    const int64_t i = (sample * 797) % s.m, j = (sample * 1259 + 7) % s.n;
+    double sum = 0, magnitude = 0;
+    for (int64_t k = 0; k < s.k; ++k) {
+      const int64_t at_a = s.transpose_lhs ? k * s.m + i : i * s.k + k;
+      const int64_t at_b = s.transpose_rhs ? j * s.k + k : k * s.n + j;
+      const double p = Value(E::kF32, a, at_a).real() * Value(E::kF32, b, at_b).real();
+      sum += p;
+      magnitude += std::abs(p);
+    }
+    const double got = Value(E::kF32, out, i * s.n + j).real();
+    ASSERT_LE(std::abs(got - sum), eps * std::abs(sum) + 2 * s.k * eps * magnitude)
+        << "at [" << i << "," << j << "]";
+  }
+}
+
+// F32 products on one host thread -- wide, small, or neither (a product of
+// kOneThreadSgemmFlops: dnnl_sgemm under tcmalloc, else the primitive, each
+// forced here) -- give the same results whatever is transposed.
 TEST(Matmul, F32OnOneThread) {
   SetHostThreads(1);
   uint32_t seed = 950;
+  for (RowBlockKernel kernel : {RowBlockKernel::kSgemm, RowBlockKernel::kPrimitive}) {
+    SetRowBlockKernelForTesting(kernel);
+    for (bool transpose_rhs : {false, true}) {
+      for (bool transpose_lhs : {false, true}) {
+        MatmulShape s{1, 512, 1024, 512};
+        ASSERT_EQ(MatmulFlops(s), kOneThreadSgemmFlops);
+        s.transpose_lhs = transpose_lhs;
+        s.transpose_rhs = transpose_rhs;
+        const std::vector<uint8_t> a = RandomBuffer(E::kF32, s.m * s.k, seed += 2);
+        const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, seed += 2);
+        std::vector<uint8_t> out(s.m * s.n * sizeof(float), 0xAB);
+        MatmulBackend used;
+        ASSERT_TRUE(Matmul(s, E::kF32, a.data(), E::kF32, b.data(), E::kF32, out.data(),
+                           MatmulBackend::kAuto, &used)
+                        .ok());
+        EXPECT_EQ(used, MatmulBackend::kOneDnn);
+        ExpectSampledF32Product(s, a, b, out);
+      }
+    }
+  }
+  SetRowBlockKernelForTesting(RowBlockKernel::kAuto);
   for (MatmulShape s : {MatmulShape{1, 40, 400, 301}, MatmulShape{1, 130, 70, 90}}) {
     for (bool transpose_rhs : {false, true}) {
       for (bool transpose_lhs : {false, true}) {
@@ -280,20 +323,7 @@ TEST(Matmul, LargeF32IsOneTeamSgemm) {
                   .ok());
   EXPECT_EQ(used, MatmulBackend::kOneDnn);
   EXPECT_EQ(calls, 0);
-  const double eps = std::ldexp(1.0, -24);
-  for (int64_t sample = 0; sample < 64; ++sample) {
-    const int64_t i = (sample * 797) % s.m, j = (sample * 1259 + 7) % s.n;
-    double sum = 0, magnitude = 0;
-    for (int64_t k = 0; k < s.k; ++k) {
-      const double p =
-          Value(E::kF32, a, i * s.k + k).real() * Value(E::kF32, b, k * s.n + j).real();
-      sum += p;
-      magnitude += std::abs(p);
-    }
-    const double got = Value(E::kF32, out, i * s.n + j).real();
-    ASSERT_LE(std::abs(got - sum), eps * std::abs(sum) + 2 * s.k * eps * magnitude)
-        << "at [" << i << "," << j << "]";
-  }
+  ExpectSampledF32Product(s, a, b, out);
 }
 
 TEST(Matmul, AutoPicksTheLibraries) {
