@@ -562,15 +562,18 @@ class Rematerializer {
            SinkLoopState(a, result)) {
       ASSIGN_OR_RETURN(a, Analyses::Run(module_));
     }
+    // The copies and the rounds after them each get max_rounds (a module
+    // needing many copies still gets its rounds).
     for (bool kept = true; kept && options_.memory_limit_bytes > 0 &&
                            a.live->peak_bytes() > options_.memory_limit_bytes &&
                            result.rounds < options_.max_rounds;) {
       ASSIGN_OR_RETURN(kept, MakeAtEachUse(a, result));
     }
+    const int rounds_before = result.rounds;
     std::pair<int64_t, int64_t> level = PeakLevel(a);
     bool one_at_a_time = false;  // after a round of several made no progress
     while (options_.memory_limit_bytes > 0 && a.live->peak_bytes() > options_.memory_limit_bytes &&
-           result.rounds < options_.max_rounds) {
+           result.rounds - rounds_before < options_.max_rounds) {
       ASSIGN_OR_RETURN(bool earlier, MakeLaterWorkEarlier(a, result));
       if (earlier) {
         level = PeakLevel(a);

@@ -81,6 +81,7 @@ struct RematerializationOptions {
   int64_t memory_limit_bytes = 0;  // 0: no limit, nothing happens
   // A limit not met is ResourceExhausted; otherwise the result says so.
   bool error_if_not_met = true;
+  // Rounds of copies before each user (at most), then rounds of the rest.
   int max_rounds = 500;
   // How often the rounds may recompute one original value (clones of its
   // clones included): a bound that keeps rounds from trading the same bytes.

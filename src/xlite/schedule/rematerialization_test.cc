@@ -526,6 +526,56 @@ ENTRY e {
 // 40000-byte temporary and by two instructions after it. Made again right
 // before each of those two (with its scalar), it is not live at the reduce:
 // 52012 -> 48012 bytes, no FLOPs, results unchanged.
+// The copies before each user and the rounds after them each get max_rounds:
+// with one, b's copies take a round and x (a negate of p, read before and
+// after the peak) still gets recomputed in another.
+TEST(Rematerialization, CopiesAndRoundsEachGetMaxRounds) {
+  constexpr char kTwoKinds[] = R"(
+HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[1000] parameter(0)
+  q = f32[] parameter(1)
+  c = f32[] constant(2)
+  b = f32[1000] broadcast(c), dimensions={}
+  x = f32[1000] negate(p)
+  y = f32[1000] multiply(x, b)
+  big = f32[10000] broadcast(q), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add
+  sb = f32[1000] broadcast(s), dimensions={}
+  w = f32[1000] add(sb, b)
+  v = f32[1000] multiply(w, x)
+  ROOT r = f32[1000] add(v, y)
+}
+)";
+  auto m = Parse(kTwoKinds);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*m, FakeDataKind::kRandom, 0);
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<Literal> before = Evaluate(*m, *args);
+  ASSERT_TRUE(before.ok()) << before.status();
+  absl::StatusOr<int64_t> peak = Peak(*m);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = *peak - 8000, .max_rounds = 1});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->met);
+  EXPECT_EQ(r->rounds, 2);
+  ASSERT_EQ(r->recomputed.size(), 2u) << r->Summary();
+  EXPECT_EQ(r->recomputed[0].instruction, "b");
+  EXPECT_EQ(r->recomputed[1].instruction, "x");
+  absl::StatusOr<Literal> after = Evaluate(*m, *args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*before == *after);
+}
+
 TEST(Rematerialization, MakesABroadcastOfAScalarAgainBeforeEachLaterUser) {
   constexpr char kBroadcastUsedLate[] = R"(
 HloModule m, is_scheduled=true
