@@ -65,8 +65,8 @@ absl::StatusOr<Batch2D> SplitBatch2D(const FfiCallFrame& frame, const FfiBuffer&
 }
 
 // `buffer` must have dims batch_dims + tail.
-absl::Status ExpectDims(const FfiCallFrame& frame, const FfiBuffer& buffer,
-                        const Batch2D& batch, std::vector<int64_t> tail, absl::string_view what) {
+absl::Status ExpectDims(const FfiCallFrame& frame, const FfiBuffer& buffer, const Batch2D& batch,
+                        std::vector<int64_t> tail, absl::string_view what) {
   std::vector<int64_t> want = batch.batch_dims;
   want.insert(want.end(), tail.begin(), tail.end());
   if (buffer.dims != want) {

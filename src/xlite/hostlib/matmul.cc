@@ -276,11 +276,11 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
       // 0.91x, 3072^3 0.54-0.65x), wide ones on one thread, and on one thread
       // those of kOneThreadSgemmFlops or more when malloc keeps freed pages
       // (SgemmRowBlocks: sgemm's packing buffers are not faulted in again on
-      // every call): there the primitive was 2-15% slower (1024^3 11.4-12.8
-      // ms against 11.2-11.7, encoder_b8s128 37.4-42.6 against 36.6-40.4; 5
-      // processes each, alternated, 2026-11-30), while on 512^3 it was
-      // faster (median 1.46 ms against 1.56). Under glibc's malloc sgemm ran
-      // 1024^3 in 10 or 16 ms from process to process: the primitive stays.
+      // every call): there the primitive was slower (medians of 8 alternated
+      // processes, 2026-11-30: 1024^3 12.3 ms against 11.2, encoder_b8s128
+      // at 1 thread 39.6 against 37.0), while on 512^3 it was faster (1.46
+      // against 1.56, 5 processes). Under glibc's malloc sgemm ran 1024^3 in
+      // 10 or 16 ms from process to process: the primitive stays.
       const bool one_thread_sgemm =
           threads == 1 && (IsWideF32(shape, lhs_type, rhs_type, out_type) ||
                            (flops >= kOneThreadSgemmFlops && SgemmRowBlocks()));

@@ -59,11 +59,12 @@ enum class MatmulBackend {
 // call, taking the cores the pool's next kernel runs on). Smaller ones run on
 // one thread; without `parallelism`, oneDNN's OpenMP team takes the host
 // budget (threads.h). f32 products of batch 1 below kParallelMatmulFlops or
-// of kTeamSgemmFlops or more, and wide ones on one thread, are one dnnl_sgemm
-// call instead (the large ones on an OpenMP team of the budget: the one case
-// of a team beside the pool): oneDNN 2.6's matmul primitive costs more per
-// call on small ones, and its brgemm is slower on large ones on this CPU
-// family (bench/RESULTS.md).
+// of kTeamSgemmFlops or more, and on one thread wide ones and (when
+// MallocKeepsFreedPages) those of kOneThreadSgemmFlops or more, are one
+// dnnl_sgemm call instead (the large ones on an OpenMP team of the budget:
+// the one case of a team beside the pool): oneDNN 2.6's matmul primitive
+// costs more per call on small ones, and is slower than sgemm on large ones
+// on this CPU family (bench/RESULTS.md).
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
                     MatmulBackend backend = MatmulBackend::kAuto, MatmulBackend* used = nullptr,

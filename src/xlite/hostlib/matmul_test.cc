@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "xlite/hostlib/element_access.h"
 #include "xlite/hostlib/kernel_test_util.h"
+#include "xlite/hostlib/onednn.h"
 #include "xlite/hostlib/threads.h"
 
 namespace xlite::hostlib {
@@ -191,6 +192,13 @@ TEST(Matmul, TransposedOperandsOnEveryBackend) {
   }
 }
 
+// Forces the row blocks' kernel for a scope (a failed assertion inside
+// leaves kAuto for the tests after it).
+struct ForcedRowBlockKernel {
+  explicit ForcedRowBlockKernel(RowBlockKernel kernel) { SetRowBlockKernelForTesting(kernel); }
+  ~ForcedRowBlockKernel() { SetRowBlockKernelForTesting(RowBlockKernel::kAuto); }
+};
+
 // Matmuls from kParallelMatmulFlops up to kTeamSgemmFlops on the caller's
 // threads: one single-threaded oneDNN call per block of batches or rows
 // (transposed lhs: one call with its own team).
@@ -223,7 +231,7 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
   // and the primitive (otherwise).
   calls = 0;
   for (RowBlockKernel kernel : {RowBlockKernel::kSgemm, RowBlockKernel::kPrimitive}) {
-    SetRowBlockKernelForTesting(kernel);
+    const ForcedRowBlockKernel forced(kernel);
     for (bool transpose_rhs : {false, true}) {
       MatmulShape s{1, 200, 100, 300};
       s.transpose_rhs = transpose_rhs;
@@ -231,7 +239,6 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
                   parallelism);
     }
   }
-  SetRowBlockKernelForTesting(RowBlockKernel::kAuto);
   EXPECT_EQ(calls, 2 * 2 * 3);
 }
 
@@ -263,7 +270,7 @@ TEST(Matmul, F32OnOneThread) {
   SetHostThreads(1);
   uint32_t seed = 950;
   for (RowBlockKernel kernel : {RowBlockKernel::kSgemm, RowBlockKernel::kPrimitive}) {
-    SetRowBlockKernelForTesting(kernel);
+    const ForcedRowBlockKernel forced(kernel);
     for (bool transpose_rhs : {false, true}) {
       for (bool transpose_lhs : {false, true}) {
         MatmulShape s{1, 512, 1024, 512};
@@ -274,15 +281,17 @@ TEST(Matmul, F32OnOneThread) {
         const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, seed += 2);
         std::vector<uint8_t> out(s.m * s.n * sizeof(float), 0xAB);
         MatmulBackend used;
+        const int64_t sgemm_calls = onednn::SgemmBlockCalls();
         ASSERT_TRUE(Matmul(s, E::kF32, a.data(), E::kF32, b.data(), E::kF32, out.data(),
                            MatmulBackend::kAuto, &used)
                         .ok());
         EXPECT_EQ(used, MatmulBackend::kOneDnn);
+        EXPECT_EQ(onednn::SgemmBlockCalls() - sgemm_calls,
+                  kernel == RowBlockKernel::kSgemm ? 1 : 0);
         ExpectSampledF32Product(s, a, b, out);
       }
     }
   }
-  SetRowBlockKernelForTesting(RowBlockKernel::kAuto);
   for (MatmulShape s : {MatmulShape{1, 40, 400, 301}, MatmulShape{1, 130, 70, 90}}) {
     for (bool transpose_rhs : {false, true}) {
       for (bool transpose_lhs : {false, true}) {

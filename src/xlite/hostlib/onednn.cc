@@ -2,6 +2,7 @@
 #include "xlite/hostlib/onednn.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -286,9 +287,16 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
   return Execute(*p, lhs, rhs, out, "matmul");
 }
 
+namespace {
+std::atomic<int64_t> sgemm_block_calls{0};
+}  // namespace
+
+int64_t SgemmBlockCalls() { return sgemm_block_calls.load(std::memory_order_relaxed); }
+
 absl::Status SgemmBlock(bool transpose_lhs, bool transpose_rhs, int64_t m, int64_t n, int64_t k,
                         const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                         int64_t ldc, int threads) {
+  sgemm_block_calls.fetch_add(1, std::memory_order_relaxed);
   const ScopedHostThreadLimit limit(threads);
   const dnnl_status_t status = dnnl_sgemm(transpose_lhs ? 'T' : 'N', transpose_rhs ? 'T' : 'N', m,
                                           n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);

@@ -30,6 +30,10 @@ absl::Status SgemmBlock(bool transpose_lhs, bool transpose_rhs, int64_t m, int64
                         const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                         int64_t ldc, int threads = 1);
 
+// How many SgemmBlock calls this process made (tests check which kernel a
+// product went to).
+int64_t SgemmBlockCalls();
+
 // `rhs` already reversed where the window says so; no lhs dilation, one
 // batch group (the caller checks).
 absl::Status Convolution(const ConvolutionShape& shape, ElementType lhs_type, const void* lhs,

@@ -61,6 +61,33 @@ absl::StatusOr<int64_t> Peak(const HloModule& m) {
   return live->peak_bytes();
 }
 
+// The entry's instruction names in order.
+std::string Order(const HloModule& m) {
+  std::vector<std::string> names;
+  for (const auto& i : m.entry_computation()->instructions()) names.push_back(i->name());
+  return absl::StrJoin(names, " ");
+}
+
+// Seeded random arguments for a module and the interpreter's results on them.
+struct Reference {
+  std::vector<Literal> args;
+  Literal result;
+};
+
+absl::StatusOr<Reference> RunReference(const HloModule& m) {
+  Reference ref;
+  ASSIGN_OR_RETURN(ref.args, MakeFakeArguments(m, FakeDataKind::kRandom, 0));
+  ASSIGN_OR_RETURN(ref.result, Evaluate(m, ref.args));
+  return ref;
+}
+
+// The module (rewritten) gives the reference's results on its arguments.
+void ExpectSameResults(const HloModule& m, const Reference& ref) {
+  absl::StatusOr<Literal> after = Evaluate(m, ref.args);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*after == ref.result);
+}
+
 Literal Scalar(float v) {
   Literal l(Shape::Scalar(PrimitiveType::F32));
   l.SetDouble(0, v);
@@ -102,10 +129,8 @@ ENTRY e {
 TEST(Rematerialization, MakesLaterUsesEarlierWhenTheValueCannotBeRecomputed) {
   auto m = Parse(kLateSum);
   ASSERT_NE(m, nullptr);
-  absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*m, FakeDataKind::kRandom, 0);
-  ASSERT_TRUE(args.ok()) << args.status();
-  absl::StatusOr<Literal> before = Evaluate(*m, *args);
-  ASSERT_TRUE(before.ok()) << before.status();
+  absl::StatusOr<Reference> ref = RunReference(*m);
+  ASSERT_TRUE(ref.ok()) << ref.status();
   ASSERT_EQ(*Peak(*m), 48008);
 
   absl::StatusOr<RematerializationResult> r = Rematerialize(*m, {.memory_limit_bytes = 44012});
@@ -129,12 +154,8 @@ TEST(Rematerialization, MakesLaterUsesEarlierWhenTheValueCannotBeRecomputed) {
       << r->Summary();
   EXPECT_EQ(*Peak(*m), 44012);
   ASSERT_TRUE(VerifyModule(*m).ok());
-  std::vector<std::string> order;
-  for (const auto& i : m->entry_computation()->instructions()) order.push_back(i->name());
-  EXPECT_EQ(absl::StrJoin(order, " "), "p q zero x m l t u r");
-  absl::StatusOr<Literal> after = Evaluate(*m, *args);
-  ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_TRUE(*before == *after);
+  EXPECT_EQ(Order(*m), "p q zero x m l t u r");
+  ExpectSameResults(*m, *ref);
 }
 
 // The same later sum, but it also reads u, made at the peak: nothing moves,
@@ -149,19 +170,14 @@ TEST(Rematerialization, LaterUsesReadingThePeakStayLate) {
       &text);
   auto m = Parse(text);
   ASSERT_NE(m, nullptr);
-  auto order = [&] {
-    std::vector<std::string> names;
-    for (const auto& i : m->entry_computation()->instructions()) names.push_back(i->name());
-    return absl::StrJoin(names, " ");
-  };
-  const std::string before = order();
+  const std::string before = Order(*m);
   absl::StatusOr<RematerializationResult> r =
       Rematerialize(*m, {.memory_limit_bytes = 44012, .error_if_not_met = false});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->met);
   EXPECT_TRUE(r->recomputed.empty()) << r->Summary();
   EXPECT_EQ(r->peak_after, r->peak_before);
-  EXPECT_EQ(order(), before);
+  EXPECT_EQ(Order(*m), before);
 }
 
 // The peak is inside a loop; x (a sort) is read only after the loop, by a
@@ -219,10 +235,8 @@ ENTRY e {
 )";
   auto m = Parse(kLoop);
   ASSERT_NE(m, nullptr);
-  absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*m, FakeDataKind::kRandom, 0);
-  ASSERT_TRUE(args.ok()) << args.status();
-  absl::StatusOr<Literal> before = Evaluate(*m, *args);
-  ASSERT_TRUE(before.ok()) << before.status();
+  absl::StatusOr<Reference> ref = RunReference(*m);
+  ASSERT_TRUE(ref.ok()) << ref.status();
   absl::StatusOr<int64_t> peak = Peak(*m);
   ASSERT_TRUE(peak.ok()) << peak.status();
   absl::StatusOr<RematerializationResult> r =
@@ -234,12 +248,8 @@ ENTRY e {
   EXPECT_EQ(r->recomputed[0].clone, "z");       // right after x, their last operand
   EXPECT_EQ(r->peak_after, *peak - 3996);
   ASSERT_TRUE(VerifyModule(*m).ok());
-  std::vector<std::string> order;
-  for (const auto& i : m->entry_computation()->instructions()) order.push_back(i->name());
-  EXPECT_EQ(absl::StrJoin(order, " "), "p q x m zero l z init loop out r") << r->Summary();
-  absl::StatusOr<Literal> after = Evaluate(*m, *args);
-  ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_TRUE(*before == *after);
+  EXPECT_EQ(Order(*m), "p q x m zero l z init loop out r") << r->Summary();
+  ExpectSameResults(*m, *ref);
 }
 
 TEST(Rematerialization, RecomputesAValueLiveAcrossTheBigTemporary) {
@@ -526,58 +536,7 @@ ENTRY e {
 // 40000-byte temporary and by two instructions after it. Made again right
 // before each of those two (with its scalar), it is not live at the reduce:
 // 52012 -> 48012 bytes, no FLOPs, results unchanged.
-// The copies before each user and the rounds after them each get max_rounds:
-// with one, b's copies take a round and x (a negate of p, read before and
-// after the peak) still gets recomputed in another.
-TEST(Rematerialization, CopiesAndRoundsEachGetMaxRounds) {
-  constexpr char kTwoKinds[] = R"(
-HloModule m, is_scheduled=true
-
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-
-ENTRY e {
-  p = f32[1000] parameter(0)
-  q = f32[] parameter(1)
-  c = f32[] constant(2)
-  b = f32[1000] broadcast(c), dimensions={}
-  x = f32[1000] negate(p)
-  y = f32[1000] multiply(x, b)
-  big = f32[10000] broadcast(q), dimensions={}
-  zero = f32[] constant(0)
-  s = f32[] reduce(big, zero), dimensions={0}, to_apply=add
-  sb = f32[1000] broadcast(s), dimensions={}
-  w = f32[1000] add(sb, b)
-  v = f32[1000] multiply(w, x)
-  ROOT r = f32[1000] add(v, y)
-}
-)";
-  auto m = Parse(kTwoKinds);
-  ASSERT_NE(m, nullptr);
-  absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*m, FakeDataKind::kRandom, 0);
-  ASSERT_TRUE(args.ok()) << args.status();
-  absl::StatusOr<Literal> before = Evaluate(*m, *args);
-  ASSERT_TRUE(before.ok()) << before.status();
-  absl::StatusOr<int64_t> peak = Peak(*m);
-  ASSERT_TRUE(peak.ok()) << peak.status();
-  absl::StatusOr<RematerializationResult> r =
-      Rematerialize(*m, {.memory_limit_bytes = *peak - 8000, .max_rounds = 1});
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_TRUE(r->met);
-  EXPECT_EQ(r->rounds, 2);
-  ASSERT_EQ(r->recomputed.size(), 2u) << r->Summary();
-  EXPECT_EQ(r->recomputed[0].instruction, "b");
-  EXPECT_EQ(r->recomputed[1].instruction, "x");
-  absl::StatusOr<Literal> after = Evaluate(*m, *args);
-  ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_TRUE(*before == *after);
-}
-
-TEST(Rematerialization, MakesABroadcastOfAScalarAgainBeforeEachLaterUser) {
-  constexpr char kBroadcastUsedLate[] = R"(
+constexpr char kBroadcastUsedLate[] = R"(
 HloModule m, is_scheduled=true
 
 add {
@@ -601,6 +560,8 @@ ENTRY e {
   ROOT r = f32[1000] add(v, y)
 }
 )";
+
+TEST(Rematerialization, MakesABroadcastOfAScalarAgainBeforeEachLaterUser) {
   auto m = Parse(kBroadcastUsedLate);
   ASSERT_NE(m, nullptr);
   std::vector<Literal> args;
@@ -639,6 +600,32 @@ ENTRY e {
   absl::StatusOr<Literal> after = Evaluate(*m, args);
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_TRUE(*before == *after);
+}
+
+// The copies before each user and the rounds after them each get max_rounds:
+// with one, b's copies take a round and x (a negate of p, read before and
+// after the peak) still gets recomputed in another.
+TEST(Rematerialization, CopiesAndRoundsEachGetMaxRounds) {
+  std::string text = kBroadcastUsedLate;
+  absl::StrReplaceAll({{"  y = f32[1000] multiply(p, b)",
+                        "  x = f32[1000] negate(p)\n  y = f32[1000] multiply(x, b)"},
+                       {"  v = f32[1000] multiply(w, b)", "  v = f32[1000] multiply(w, x)"}},
+                      &text);
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<Reference> ref = RunReference(*m);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  absl::StatusOr<int64_t> peak = Peak(*m);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = *peak - 8000, .max_rounds = 1});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->met);
+  EXPECT_EQ(r->rounds, 2);
+  ASSERT_EQ(r->recomputed.size(), 2u) << r->Summary();
+  EXPECT_EQ(r->recomputed[0].instruction, "b");
+  EXPECT_EQ(r->recomputed[1].instruction, "x");
+  ExpectSameResults(*m, *ref);
 }
 
 // Two broadcasts of constants are live at the reduce (the peak, 448012
