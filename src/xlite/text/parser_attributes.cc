@@ -449,7 +449,11 @@ absl::Status HloParser::ParseAttributeValue(const std::string& key, size_t key_p
       }
     }
     if (list || c_.Peek() == '{') {
+      const size_t pos = (c_.SkipSpace(), c_.pos());
       ASSIGN_OR_RETURN(names, ParseNameList());
+      if (!list && names.empty()) {
+        return c_.ErrorAt(pos, absl::StrCat("'", key, "' names no computation"));
+      }
     } else {
       size_t pos = (c_.SkipSpace(), c_.pos());
       ASSIGN_OR_RETURN(std::string n, c_.ParseName("computation name"));

@@ -103,6 +103,17 @@ TEST(Parser, TooManyLiteralRowsIsAnError) {
             std::string::npos);
 }
 
+// A fusion-start whose calls={} named nothing printed as a fusion without
+// a computation, which did not parse back.
+TEST(Parser, AnEmptyCallsListIsAnError) {
+  EXPECT_EQ(ErrorOf("HloModule m\nENTRY e {\n  ROOT f = ((), (), s32[]) fusion-start(), "
+                    "kind=kLoop, calls={ }\n}\n"),
+            "t.hlo:3:62: 'calls' names no computation");
+  EXPECT_NE(ErrorOf("HloModule m\nENTRY e {\n  ROOT c = f32[] call(), to_apply={}\n}\n")
+                .find("'to_apply' names no computation"),
+            std::string::npos);
+}
+
 TEST(Parser, ScalarValueForAnEmptyArray) {
   EXPECT_NE(
       Reprint("HloModule m\nENTRY e {\n  ROOT c = u4[0] constant(6)\n}\n").find("constant({})"),
