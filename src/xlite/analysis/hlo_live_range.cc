@@ -235,16 +235,20 @@ class HloLiveRange::Builder {
   }
 
   void ComputePeak() {
-    std::vector<int64_t> delta(r_.sequence_.size() + 2, 0);
+    // Each buffer's size added at its start and taken off after its end,
+    // then summed up to each time.
+    std::vector<int64_t>& live_bytes = r_.live_bytes_;
+    live_bytes.assign(r_.sequence_.size() + 2, 0);
     for (size_t b = 0; b < r_.buffer_range_.size(); ++b) {
       const LiveRange& range = r_.buffer_range_[b];
       if (range.start < 0) continue;
-      delta[range.start] += r_.buffer_size_[b];
-      delta[range.end + 1] -= r_.buffer_size_[b];
+      live_bytes[range.start] += r_.buffer_size_[b];
+      live_bytes[range.end + 1] -= r_.buffer_size_[b];
     }
     int64_t live = 0;
-    for (size_t t = 0; t < delta.size(); ++t) {
-      live += delta[t];
+    for (size_t t = 0; t < live_bytes.size(); ++t) {
+      live += live_bytes[t];
+      live_bytes[t] = live;
       if (live > r_.peak_bytes_) {
         r_.peak_bytes_ = live;
         r_.peak_time_ = static_cast<int64_t>(t);

@@ -92,6 +92,9 @@ class HloLiveRange {
   int64_t peak_bytes() const { return peak_bytes_; }
   int64_t peak_time() const { return peak_time_; }
   int64_t peak_times() const { return peak_times_; }
+  // The bytes live at each time (schedule_end_time() + 2 entries; the peak
+  // is their maximum).
+  const std::vector<int64_t>& live_bytes() const { return live_bytes_; }
 
   const HloAliasAnalysis& alias_analysis() const { return *alias_; }
   std::string ToString() const;
@@ -107,6 +110,7 @@ class HloLiveRange {
   std::vector<LiveRange> value_range_;   // by value id; start < 0: none
   std::vector<LiveRange> buffer_range_;  // by buffer id; start < 0: none
   std::vector<int64_t> buffer_size_;
+  std::vector<int64_t> live_bytes_;
   int64_t peak_bytes_ = 0;
   int64_t peak_time_ = 0;
   int64_t peak_times_ = 0;

@@ -76,6 +76,7 @@ ENTRY e {
   EXPECT_EQ(l.live->peak_bytes(), 64);
   EXPECT_EQ(l.live->peak_time(), 3);
   EXPECT_EQ(l.live->peak_times(), 1);  // times 2 and 4 hold 48
+  EXPECT_EQ(l.live->live_bytes(), (std::vector<int64_t>{16, 32, 48, 64, 48, 32, 0}));
 }
 
 TEST(LiveRange, TupleTablesCountEightBytesPerElement) {

@@ -231,27 +231,32 @@ struct Analyses {
     const LiveRange* r = RangeOf(b);
     return r != nullptr && r->start <= t && t <= r->end;
   }
+  // Where a computation with this sequence is at time t: the index of its
+  // first instruction at t or later (an instruction that runs a callee comes
+  // after the callee's), or the sequence's size.
+  int64_t SiteIndex(const std::vector<HloInstruction*>& sequence, int64_t t) const {
+    auto site = std::lower_bound(
+        sequence.begin(), sequence.end(), t,
+        [&](const HloInstruction* i, int64_t time) { return live->instruction_time(i) < time; });
+    return site - sequence.begin();
+  }
 };
+
+// XLITE_REMAT_DEBUG=1: a line per try, with the peak level before and after.
+bool DebugTries() { return std::getenv("XLITE_REMAT_DEBUG") != nullptr; }
+
+void PrintTry(const std::string& what, int64_t t, std::pair<int64_t, int64_t> from,
+              std::pair<int64_t, int64_t> to, const std::string& detail) {
+  std::fprintf(stderr, "%s t=%lld level %lld/%lld -> %lld/%lld:%s\n", what.c_str(),
+               static_cast<long long>(t), static_cast<long long>(from.first),
+               static_cast<long long>(from.second), static_cast<long long>(to.first),
+               static_cast<long long>(to.second), detail.c_str());
+}
 
 // The peak and how many times of the schedule reach it: a round makes
 // progress when this pair decreases.
 std::pair<int64_t, int64_t> PeakLevel(const Analyses& a) {
   return {a.live->peak_bytes(), a.live->peak_times()};
-}
-
-// Bytes live at each time of the schedule (HloLiveRange's peak is its
-// maximum).
-std::vector<int64_t> LiveProfile(const Analyses& a) {
-  const size_t n = a.live->flattened_instruction_sequence().size();
-  std::vector<int64_t> live(n + 2, 0);
-  for (const HloBuffer& buffer : a.alias->buffers()) {
-    const LiveRange* range = a.RangeOf(buffer);
-    if (range == nullptr || range->start < 0) continue;
-    live[range->start] += a.live->buffer_size(buffer);
-    live[range->end + 1] -= a.live->buffer_size(buffer);
-  }
-  for (size_t t = 1; t < live.size(); ++t) live[t] += live[t - 1];
-  return live;
 }
 
 // The elements of `loop`'s state that SinkLoopState may take out of the loop
@@ -591,16 +596,13 @@ class Rematerializer {
       // A round stays only if it lowers the peak, or leaves it at fewer
       // times: the clones, placed before later uses, may make another peak.
       const std::pair<int64_t, int64_t> now = PeakLevel(a);
-      if (std::getenv("XLITE_REMAT_DEBUG") != nullptr) {
+      if (DebugTries()) {
         std::string names;
         for (const Candidate& c : chosen) {
           absl::StrAppend(&names, " ", c.instruction->name(), "(", c.block.size(), ",", c.net_bytes,
                           ")");
         }
-        std::fprintf(stderr, "round %d t=%lld level %lld/%lld -> %lld/%lld:%s\n", result.rounds,
-                     static_cast<long long>(t), static_cast<long long>(level.first),
-                     static_cast<long long>(level.second), static_cast<long long>(now.first),
-                     static_cast<long long>(now.second), names.c_str());
+        PrintTry(absl::StrCat("round ", result.rounds), t, level, now, names);
       }
       if (now < level) {
         level = now;
@@ -734,14 +736,11 @@ class Rematerializer {
     for (const auto& [v, late] : values) applied.push_back(CopyBeforeEachUser(*v, late, t, a));
     ASSIGN_OR_RETURN(Analyses now, Analyses::Run(module_));
     const std::pair<int64_t, int64_t> now_level = PeakLevel(now);
-    if (std::getenv("XLITE_REMAT_DEBUG") != nullptr) {
+    if (DebugTries()) {
       std::string names;
       for (const auto& [v, late] : values)
         absl::StrAppend(&names, " ", v->name(), "x", late.size());
-      std::fprintf(stderr, "copies t=%lld level %lld/%lld -> %lld/%lld:%s\n",
-                   static_cast<long long>(t), static_cast<long long>(level.first),
-                   static_cast<long long>(level.second), static_cast<long long>(now_level.first),
-                   static_cast<long long>(now_level.second), names.c_str());
+      PrintTry("copies", t, level, now_level, names);
     }
     if (now_level < level) {
       ++result.rounds;
@@ -978,14 +977,11 @@ class Rematerializer {
         continue;
       }
       const std::vector<HloInstruction*>& sequence = a.schedule.sequence(c.get());
-      auto site = std::lower_bound(sequence.begin(), sequence.end(), t,
-                                   [&](const HloInstruction* i, int64_t time) {
-                                     return a.live->instruction_time(i) < time;
-                                   });
-      if (site == sequence.end()) continue;
-      const int64_t site_time = a.live->instruction_time(*site);
-      for (auto it = sequence.begin(); it != site; ++it) {
-        HloInstruction* x = *it;
+      const int64_t site = a.SiteIndex(sequence, t);
+      if (site == static_cast<int64_t>(sequence.size())) continue;
+      const int64_t site_time = a.live->instruction_time(sequence[site]);
+      for (int64_t k = 0; k < site; ++k) {
+        HloInstruction* x = sequence[k];
         const HloBuffer* buffer = ReadOnlyBuffer(a, x);
         if (buffer == nullptr || !a.LiveAt(*buffer, t) ||
             !looked_at_earlier_.insert({x, at_peak}).second) {
@@ -1000,7 +996,7 @@ class Rematerializer {
       return l.value->name() < r.value->name();
     });
     const std::pair<int64_t, int64_t> level = PeakLevel(a);
-    const std::vector<int64_t> profile = LiveProfile(a);
+    const std::vector<int64_t>& profile = a.live->live_bytes();
     std::vector<absl::flat_hash_set<HloInstruction*>> tried;
     for (const EarlierBlock& block : blocks) {
       if (tried.size() >= kMaxEarlierBlockTries) break;
@@ -1014,7 +1010,8 @@ class Rematerializer {
       HloComputation& c = *block.computation;
       const std::vector<HloInstruction*> sequence = a.schedule.sequence(&c);
       std::vector<HloInstruction*> members;
-      int64_t first = 0, site = -1;
+      int64_t first = 0;
+      const int64_t site = a.SiteIndex(sequence, t);
       for (int64_t k = 0; k < static_cast<int64_t>(sequence.size()); ++k) {
         HloInstruction* i = sequence[k];
         if (block.members.contains(i)) {
@@ -1024,7 +1021,6 @@ class Rematerializer {
         for (HloInstruction* user : i->users()) {
           if (block.members.contains(user)) first = std::max(first, k + 1);
         }
-        if (site < 0 && a.live->instruction_time(i) >= t) site = k;
       }
       // Bytes live right before sequence[k] (after the one before it).
       auto live_before = [&](int64_t k) {
@@ -1048,13 +1044,10 @@ class Rematerializer {
         ++earlier_analyses_;
         ASSIGN_OR_RETURN(Analyses now, Analyses::Run(module_));
         const std::pair<int64_t, int64_t> now_level = PeakLevel(now);
-        if (std::getenv("XLITE_REMAT_DEBUG") != nullptr) {
-          std::fprintf(
-              stderr, "earlier t=%lld level %lld/%lld -> %lld/%lld: %s's %zu later before %s\n",
-              static_cast<long long>(t), static_cast<long long>(level.first),
-              static_cast<long long>(level.second), static_cast<long long>(now_level.first),
-              static_cast<long long>(now_level.second), block.value->name().c_str(), members.size(),
-              sequence[place]->name().c_str());
+        if (DebugTries()) {
+          PrintTry("earlier", t, level, now_level,
+                   absl::StrCat(" ", block.value->name(), "'s ", members.size(), " later before ",
+                                sequence[place]->name()));
         }
         if (now_level < level && (!best.has_value() || now_level < PeakLevel(best->second))) {
           best.emplace(place, std::move(now));
@@ -1277,14 +1270,10 @@ class Rematerializer {
         return std::nullopt;
       }
     }
-    // Where computation c is at time t: the first of its instructions at t
-    // or later (an instruction that runs a callee comes after the callee).
     const std::vector<HloInstruction*>& sequence = a.schedule.sequence(c);
-    auto site = std::lower_bound(
-        sequence.begin(), sequence.end(), t,
-        [&](const HloInstruction* i, int64_t time) { return a.live->instruction_time(i) < time; });
-    if (site == sequence.end()) return std::nullopt;
-    const int64_t site_time = a.live->instruction_time(*site);
+    const int64_t site = a.SiteIndex(sequence, t);
+    if (site == static_cast<int64_t>(sequence.size())) return std::nullopt;
+    const int64_t site_time = a.live->instruction_time(sequence[site]);
     bool early = false;
     absl::flat_hash_set<const HloInstruction*> late;
     for (const HloInstruction* reader : candidate.readers) {
