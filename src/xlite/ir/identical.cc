@@ -116,8 +116,7 @@ bool ComputationsIdentical(const HloComputation& a, const HloComputation& b,
       }
       continue;
     }
-    if (!x->control_predecessors().empty() || !x->control_successors().empty() ||
-        !y->control_predecessors().empty() || !y->control_successors().empty()) {
+    if (x->HasControlEdges() || y->HasControlEdges()) {
       return false;
     }
     if (!IdenticalIgnoringOperands(*x, *y, eq_computations)) return false;

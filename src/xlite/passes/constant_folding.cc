@@ -77,8 +77,7 @@ class Folder {
     }
     const Shape& shape = instr.shape();
     if (instr.operand_count() == 0 || !shape.IsArray() || !shape.is_static() ||
-        shape.ElementCount() > options_.max_result_elements ||
-        !instr.control_predecessors().empty() || !instr.control_successors().empty() ||
+        shape.ElementCount() > options_.max_result_elements || instr.HasControlEdges() ||
         (instr.users().empty() && instr.parent()->root_instruction() != &instr)) {
       return false;
     }

@@ -483,7 +483,7 @@ class Inserter {
           const bool ours = created_.contains(instr);
           const bool emptied = final && (orphans_.contains(instr) || displaced_.contains(instr));
           if ((ours || emptied) && instr->users().empty() && c->root_instruction() != instr &&
-              instr->control_successors().empty() && instr->control_predecessors().empty() &&
+              !instr->HasControlEdges() &&
               (ours || (instr->opcode() != HloOpcode::kParameter && !instr->HasSideEffect()))) {
             dead.push_back(instr);
           }

@@ -11,7 +11,7 @@ namespace {
 
 bool Eligible(const HloInstruction& instr) {
   return instr.opcode() != HloOpcode::kParameter && !instr.HasSideEffect() &&
-         instr.control_predecessors().empty() && instr.control_successors().empty();
+         !instr.HasControlEdges();
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ class LoopMotion {
     if (init->opcode() != HloOpcode::kTuple || root == nullptr ||
         root->opcode() != HloOpcode::kTuple || !loop->shape().IsTuple() ||
         !ReadsParameterByElement(body) || !ReadsParameterByElement(condition) ||
-        !loop->control_predecessors().empty() || !loop->control_successors().empty()) {
+        loop->HasControlEdges()) {
       return false;
     }
     const HloInstruction* param = body.parameter_instruction(0);
@@ -65,7 +65,7 @@ class LoopMotion {
       }
       if (instr->opcode() == HloOpcode::kParameter || instr->opcode() == HloOpcode::kFusion ||
           instr == root || !instr->shape().IsArray() || instr->HasSideEffect() ||
-          !instr->control_predecessors().empty() || !instr->control_successors().empty()) {
+          instr->HasControlEdges()) {
         continue;
       }
       bool all = true;
