@@ -54,7 +54,8 @@ enum class MatmulBackend {
 //
 // With `parallelism` (the runtime's threads), oneDNN matmuls of at least
 // kParallelMatmulFlops run as one single-threaded oneDNN call per block of
-// batches or rows (a wide f32 one: of columns) on those threads, so no OpenMP
+// batches or rows (a wide f32 one: of columns; an f32 one with a transposed
+// lhs: of the larger of rows and columns) on those threads, so no OpenMP
 // team runs beside the runtime's pool (libgomp's workers spin after each
 // call, taking the cores the pool's next kernel runs on). Smaller ones run on
 // one thread; without `parallelism`, oneDNN's OpenMP team takes the host

@@ -200,8 +200,8 @@ struct ForcedRowBlockKernel {
 };
 
 // Matmuls from kParallelMatmulFlops up to kTeamSgemmFlops on the caller's
-// threads: one single-threaded oneDNN call per block of batches or rows
-// (transposed lhs: one call with its own team).
+// threads: one single-threaded oneDNN call per block of batches, rows or
+// columns.
 TEST(Matmul, SplitsAcrossTheCallersThreads) {
   HostParallelism parallelism;
   parallelism.threads = 3;
@@ -214,7 +214,7 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
   };
   uint32_t seed = 900;
   for (MatmulShape s : {MatmulShape{1, 200, 100, 300}, MatmulShape{7, 80, 100, 120},
-                        MatmulShape{1, 40, 400, 301}}) {
+                        MatmulShape{1, 40, 400, 301}, MatmulShape{1, 301, 100, 200}}) {
     for (bool transpose_rhs : {false, true}) {
       for (bool transpose_lhs : {false, true}) {
         s.transpose_lhs = transpose_lhs;
@@ -224,9 +224,10 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
       }
     }
   }
-  // Rows when the lhs is not transposed; batches always; columns of a wide
-  // f32 result (n >= 4m) whatever is transposed.
-  EXPECT_EQ(calls, 3 * 2 + 3 * 4 + 3 * 4);
+  // Every product splits in 3: batches; columns of a wide f32 result (n >=
+  // 4m) whatever is transposed; rows when the lhs is not transposed, and of a
+  // transposed one (f32) the larger of rows (the last shape) and columns.
+  EXPECT_EQ(calls, 4 * 3 * 4);
   // The row blocks' two kernels, each forced: dnnl_sgemm (under tcmalloc)
   // and the primitive (otherwise).
   calls = 0;
