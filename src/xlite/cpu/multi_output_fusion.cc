@@ -385,12 +385,31 @@ class ProducerConsumerFusion : public Merger {
   }
 
  private:
-  // The first operand of `consumer` that may join it, or null.
+  // What `consumer` reads of `producer`: the producer itself, or (a
+  // multi-output one) its get-tuple-elements.
+  static bool IsValueOf(const HloInstruction* operand, const HloInstruction* producer) {
+    return operand == producer ||
+           (producer->shape().IsTuple() && operand->opcode() == HloOpcode::kGetTupleElement &&
+            operand->operand(0) == producer);
+  }
+
+  // The fusion behind an operand of a consumer that may join it: a stored
+  // sibling (read by others too), or a multi-output fusion of siblings
+  // (IsConsumer: Adam's moments, whose update the consumer then computes)
+  // read through its get-tuple-elements. Null for any other operand.
+  HloInstruction* ProducerCandidate(HloInstruction* operand) const {
+    if (IsSibling(*operand, callers_)) return operand->users().size() < 2 ? nullptr : operand;
+    if (operand->opcode() != HloOpcode::kGetTupleElement) return nullptr;
+    HloInstruction* producer = operand->operand(0);
+    return producer->shape().IsTuple() && IsConsumer(*producer, callers_) ? producer : nullptr;
+  }
+
+  // The first producer of an operand of `consumer` that may join it, or null.
   HloInstruction* MergeableProducer(const HloInstruction& consumer) const {
-    for (HloInstruction* producer : consumer.operands()) {
-      if (!IsSibling(*producer, callers_) || producer->parent() != &computation_ ||
-          producer->users().size() < 2 ||
-          producer->shape().dimensions() != ResultDimensions(consumer) ||
+    for (HloInstruction* operand : consumer.operands()) {
+      HloInstruction* producer = ProducerCandidate(operand);
+      if (producer == nullptr || producer == &consumer || producer->parent() != &computation_ ||
+          ResultDimensions(*producer) != ResultDimensions(consumer) ||
           !ReadsElementForElement(consumer, producer) ||
           Size(consumer) + Size(*producer) > LoopFusion::kMaxFusionSize) {
         continue;
@@ -399,13 +418,19 @@ class ProducerConsumerFusion : public Merger {
                                                           producer->operands().end());
       bool cycle = false;
       for (const HloInstruction* op : consumer.operands()) {
+        if (IsValueOf(op, producer)) {
+          // The merged kernel reads the producer's operands, not this
+          // get-tuple-element: an order its control edges give would be lost.
+          cycle |= op != producer && op->HasControlEdges();
+          continue;
+        }
         // Another path from the producer to the consumer would need the
         // merged fusion's output before it runs.
-        if (op != producer && Reaches(producer, op)) {
+        if (Reaches(producer, op)) {
           cycle = true;
           break;
         }
-        if (op != producer) operands.insert(op);
+        operands.insert(op);
       }
       if (!cycle && static_cast<int64_t>(operands.size()) <= LoopFusion::kMaxFusionOperands) {
         return producer;
@@ -425,7 +450,7 @@ class ProducerConsumerFusion : public Merger {
     const std::vector<int64_t>& dims = ResultDimensions(consumer);
     std::vector<const HloInstruction*> stack;
     for (int64_t i = 0; i < consumer.operand_count(); ++i) {
-      if (consumer.operand(i) == producer && i < fused.num_parameters()) {
+      if (IsValueOf(consumer.operand(i), producer) && i < fused.num_parameters()) {
         stack.push_back(fused.parameter_instruction(i));
       }
     }
@@ -449,12 +474,26 @@ class ProducerConsumerFusion : public Merger {
   // the consumer's results and then the producer's. Returns it.
   HloInstruction* Merge(HloInstruction* producer, HloInstruction* consumer) {
     FusedComputationBuilder builder(module_, computation_, names_, computation_names_);
-    HloInstruction* produced = CloneBody(builder, *producer)[0];
-    std::vector<HloInstruction*> roots = CloneBody(builder, *consumer, {{producer, produced}});
+    const std::vector<HloInstruction*> produced = CloneBody(builder, *producer);
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> bound;
+    if (producer->shape().IsTuple()) {
+      for (const HloInstruction* op : consumer->operands()) {
+        if (IsValueOf(op, producer)) bound[op] = produced[op->attrs().tuple_index];
+      }
+    } else {
+      bound[producer] = produced[0];
+    }
+    std::vector<HloInstruction*> roots = CloneBody(builder, *consumer, bound);
     std::vector<Shape> shapes = consumer->shape().IsTuple() ? consumer->shape().tuple_shapes()
                                                             : std::vector<Shape>{consumer->shape()};
-    roots.push_back(produced);
-    shapes.push_back(producer->shape());
+    const int64_t first_produced = static_cast<int64_t>(roots.size());
+    roots.insert(roots.end(), produced.begin(), produced.end());
+    if (producer->shape().IsTuple()) {
+      shapes.insert(shapes.end(), producer->shape().tuple_shapes().begin(),
+                    producer->shape().tuple_shapes().end());
+    } else {
+      shapes.push_back(producer->shape());
+    }
     HloInstruction* merged = FinishWithTuple(builder, roots, shapes, consumer->attrs().metadata);
     if (consumer->shape().IsTuple()) {
       // Its readers are get-tuple-elements: the same indices in the merged one.
@@ -465,7 +504,17 @@ class ProducerConsumerFusion : public Merger {
     } else {
       ReplaceByElement(consumer, merged, 0);
     }
-    ReplaceByElement(producer, merged, static_cast<int64_t>(roots.size()) - 1);
+    if (producer->shape().IsTuple()) {
+      // Its readers are get-tuple-elements (IsConsumer): the same elements,
+      // after the consumer's, in the merged one.
+      for (HloInstruction* user : std::vector<HloInstruction*>(producer->users())) {
+        user->attrs().tuple_index += first_produced;
+        producer->ReplaceUseWith(user, merged);
+      }
+      Remove(producer);
+    } else {
+      ReplaceByElement(producer, merged, first_produced);
+    }
     RestoreNames();
     return merged;
   }
