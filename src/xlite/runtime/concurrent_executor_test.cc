@@ -277,8 +277,11 @@ TEST(ConcurrentCorpus, ResultsAreBitwiseThoseOfTheSequentialExecutor) {
   int benchmarks = 0;
   for (const auto& entry : fs::directory_iterator(Corpus() / "xla/hlo_file")) {
     const std::string name = entry.path().filename().string();
-    // Every 6th of XLA's CPU benchmark modules keeps the test short.
-    if (absl::StartsWith(name, "xla__backends__cpu__benchmarks__hlo__") && benchmarks++ % 6 == 0) {
+    // Every 6th of XLA's CPU benchmark modules keeps the test short; and
+    // xnn.parallel_dots, whose independent dots overlap (since the JAX
+    // programs' top-level thunks became chains, the one that does).
+    if (absl::StartsWith(name, "xla__backends__cpu__benchmarks__hlo__") &&
+        (benchmarks++ % 6 == 0 || absl::StrContains(name, "parallel_dots"))) {
       programs.emplace_back(entry.path(), fs::path());
     }
   }
