@@ -7,8 +7,8 @@
 // read by others too (so stored anyway) joins a kLoop fusion that reads it
 // element for element (only through elementwise ops) as one more output: the
 // consumer's loop computes it where it read it, stores it, and its own kernel
-// goes; a multi-output fusion of siblings read through get-tuple-elements
-// joins with all its results. Never where a merge would make a cycle (one fusion depending on the
+// goes; a multi-output fusion (of siblings, or an earlier merge) read
+// through get-tuple-elements joins with all its results. Never where a merge would make a cycle (one fusion depending on the
 // other, or a path from the producer to the consumer through others), and
 // only fusions whose roots the kernel emitter computes element by element
 // (elementwise ops and data movement: never a reduce, a scatter or an

@@ -206,11 +206,13 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
         "matmul: out of memory");
   }
   // A transposed lhs ([k,m]: a weight gradient xT.dy) has no contiguous block
-  // of rows for the primitive, and unsplit it ran on an OpenMP team beside
+  // of rows for the primitive, and unsplit it runs on an OpenMP team beside
   // the pool (adam_mlp_train_step's 784x64x512 at 2 threads 0.36 ms, 0.30 on
   // one). dnnl_sgemm takes leading dimensions: split the larger of m and n,
-  // so that each thread reads its share of the larger operand.
-  if (!by_batch && s.transpose_lhs && IsF32Matrix(s, lhs_type, rhs_type, out_type)) {
+  // so that each thread reads its share of the larger operand. Only where
+  // malloc keeps a thread's freed pages (SgemmRowBlocks), as for row blocks.
+  if (!by_batch && s.transpose_lhs && IsF32Matrix(s, lhs_type, rhs_type, out_type) &&
+      SgemmRowBlocks()) {
     const bool by_rows = s.m >= s.n;
     const int64_t extent = by_rows ? s.m : s.n, parts = parallelism.threads;
     if (extent < 2 * parts) return std::nullopt;

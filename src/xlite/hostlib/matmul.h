@@ -54,18 +54,21 @@ enum class MatmulBackend {
 //
 // With `parallelism` (the runtime's threads), oneDNN matmuls of at least
 // kParallelMatmulFlops run as one single-threaded oneDNN call per block of
-// batches or rows (a wide f32 one: of columns; an f32 one with a transposed
-// lhs: of the larger of rows and columns) on those threads, so no OpenMP
-// team runs beside the runtime's pool (libgomp's workers spin after each
-// call, taking the cores the pool's next kernel runs on). Smaller ones run on
-// one thread; without `parallelism`, oneDNN's OpenMP team takes the host
-// budget (threads.h). f32 products of batch 1 below kParallelMatmulFlops or
-// of kTeamSgemmFlops or more, and on one thread wide ones and (when
-// MallocKeepsFreedPages) those of kOneThreadSgemmFlops or more, are one
-// dnnl_sgemm call instead (the large ones on an OpenMP team of the budget:
-// the one case of a team beside the pool): oneDNN 2.6's matmul primitive
-// costs more per call on small ones, and is slower than sgemm on large ones
-// on this CPU family (bench/RESULTS.md).
+// batches or rows (a wide f32 one: of columns; when MallocKeepsFreedPages,
+// an f32 one with a transposed lhs: of the larger of rows and columns) on
+// those threads, so that no OpenMP team runs beside the runtime's pool
+// (libgomp's workers spin after each call, taking the cores the pool's next
+// kernel runs on). Smaller ones run on one thread; without `parallelism`,
+// oneDNN's OpenMP team takes the host budget (threads.h). f32 products of
+// batch 1 below kParallelMatmulFlops or of kTeamSgemmFlops or more, and on
+// one thread wide ones and (when MallocKeepsFreedPages) those of
+// kOneThreadSgemmFlops or more, are one dnnl_sgemm call instead (the large
+// ones on an OpenMP team of the budget, which the thunk marks): oneDNN 2.6's
+// matmul primitive costs more per call on small ones, and is slower than
+// sgemm on large ones on this CPU family (bench/RESULTS.md). What does not
+// split still runs on a team of the budget beside the pool: a transposed
+// lhs of another type (or of f32 under glibc's malloc), a batch between 1
+// and the thread count, fewer rows or columns than two per thread.
 absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* lhs,
                     ElementType rhs_type, const void* rhs, ElementType out_type, void* out,
                     MatmulBackend backend = MatmulBackend::kAuto, MatmulBackend* used = nullptr,
