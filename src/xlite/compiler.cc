@@ -13,6 +13,7 @@
 #include "xlite/cpu/excess_precision.h"
 #include "xlite/cpu/fusion.h"
 #include "xlite/cpu/library_layouts.h"
+#include "xlite/cpu/loop_input_placement.h"
 #include "xlite/cpu/multi_output_fusion.h"
 #include "xlite/cpu/reshape_bitcast.h"
 #include "xlite/cpu/thunk_emitter.h"
@@ -157,6 +158,7 @@ absl::Status RunThunkPasses(cpu::ThunkSequence& thunks, const DebugOptions& debu
   if (dumper.enabled()) {
     RETURN_IF_ERROR(dumper.DumpFile(".thunk_sequence.txt", thunks.ToString()));
   }
+  cpu::KeepLoopInputsOnOneThread(thunks);
   // A profile (--xlite_profile) times each thunk: keep every kernel its own.
   if (debug.cpu_enable_command_buffer && !debug.profile) {
     RETURN_IF_ERROR(cpu::ConvertToCommandBuffers(thunks).status());

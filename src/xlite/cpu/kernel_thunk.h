@@ -43,6 +43,9 @@ class KernelThunk final : public Thunk {
   codegen::KernelFunction function() const { return function_; }
   int64_t work() const { return work_; }
   int64_t max_partitions() const { return max_partitions_; }
+  // Runs in one call on the calling thread whatever its work
+  // (loop_input_placement.h). After SetKernel.
+  void KeepOnOneThread() { max_partitions_ = 1; }
   // A whole-loop kernel (loop_kernels.h) runs a while or conditional: it may
   // run long however few bytes it touches.
   bool runs_control_flow() const { return runs_control_flow_; }
