@@ -273,9 +273,10 @@ class HloLiveRange::Builder {
 std::vector<int64_t> ComputeValueSizes(const HloDataflowAnalysis& dataflow) {
   std::vector<int64_t> sizes(dataflow.value_count());
   for (HloValue::Id v = 0; v < dataflow.value_count(); ++v) {
-    const Shape& shape = dataflow.GetValue(v).shape();
+    const HloValue& value = dataflow.GetValue(v);
+    const Shape& shape = value.shape();
     // A tuple's table has a size even when an element has none.
-    sizes[v] = !shape.IsTuple() && HasUnboundedDimension(shape) ? -1 : ShapeSizeBytes(shape);
+    sizes[v] = !shape.IsTuple() && HasUnboundedDimension(shape) ? -1 : ValueSizeBytes(value);
   }
   return sizes;
 }

@@ -1,6 +1,7 @@
 #include "xlite/analysis/hlo_value.h"
 
 #include "absl/strings/str_cat.h"
+#include "xlite/ir/computation.h"
 
 namespace xlite {
 
@@ -34,6 +35,20 @@ std::string HloValue::ToString() const {
   out += "  uses:\n";
   for (const HloUse& u : uses_) absl::StrAppend(&out, "    ", u.ToString(), "\n");
   return out;
+}
+
+int64_t ValueSizeBytes(const HloValue& value) {
+  const HloInstruction* definer = value.defining_instruction();
+  if (definer->opcode() == HloOpcode::kFusion && value.defining_index().empty() &&
+      definer->shape().IsTuple() && definer->parent() != nullptr &&
+      definer->parent()->root_instruction() != definer && !definer->users().empty()) {
+    bool only_elements = true;
+    for (const HloInstruction* user : definer->users()) {
+      only_elements &= user->opcode() == HloOpcode::kGetTupleElement;
+    }
+    if (only_elements) return 0;
+  }
+  return ShapeSizeBytes(value.shape());
 }
 
 }  // namespace xlite

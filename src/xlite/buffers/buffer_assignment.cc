@@ -75,7 +75,7 @@ void BufferAssignment::Index() {
       buffer_allocation_[buffer->id()] = allocation.index_;
       for (const HloValue* value : buffer->values()) {
         if (live_range_->value_live_range(*value) == nullptr) continue;
-        const int64_t size = ShapeSizeBytes(value->shape());
+        const int64_t size = ValueSizeBytes(*value);
         allocation.assigned_.push_back({value, offset, size});
         value_slice_[value->id()] = BufferSlice{allocation.index_, offset, size};
       }

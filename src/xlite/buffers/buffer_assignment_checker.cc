@@ -96,7 +96,7 @@ class Checker {
       if (!slice.has_value()) {
         return Internal("buffer assignment: value ", value->ToShortString(), " has no slice");
       }
-      const int64_t bytes = ShapeSizeBytes(value->shape());
+      const int64_t bytes = ValueSizeBytes(*value);
       if (slice->size != bytes) {
         return Internal("buffer assignment: value ", value->ToShortString(), " of shape ",
                         value->shape().ToString(), " needs ", bytes, " bytes; its slice has ",

@@ -101,6 +101,39 @@ TEST(BufferAssignment, TemporariesShareBytesWhenTheirLifetimesDoNot) {
   EXPECT_EQ(p.plan->check->temp_lower_bound_bytes, 2048);
 }
 
+// A multi-output fusion read only through get-tuple-elements has no tuple
+// table at run time (its kernel writes the elements): its top-level value
+// takes no bytes. A tuple that is the result, or read whole, keeps its table.
+TEST(BufferAssignment, AMultiOutputFusionReadByElementsHasNoTable) {
+  constexpr char kText[] = R"(
+HloModule m
+f {
+  a = f32[64] parameter(0)
+  ROOT t = (f32[64], f32[64]) tuple(f32[64] negate(a), f32[64] exponential(a))
+}
+ENTRY e {
+  p = f32[64] parameter(0)
+  m = (f32[64], f32[64]) fusion(p), kind=kLoop, calls=f
+  n = f32[64] get-tuple-element(m), index=0
+  x = f32[64] get-tuple-element(m), index=1
+  ROOT r = f32[64] add(n, x)
+})";
+  Planned p = Plan(kText);
+  ASSERT_TRUE(p.plan.ok()) << p.plan.status();
+  EXPECT_EQ(p.Slice("m").size, 0);
+  EXPECT_EQ(p.Slice("m", {0}).size, 256);
+  // Two 256-byte elements, no table (the result has its own allocation).
+  const BufferAssignment& a = *p.plan->assignment;
+  ASSERT_GE(a.temp_allocation(), 0);
+  EXPECT_EQ(a.allocations()[a.temp_allocation()].size(), 512);
+
+  Planned whole =
+      Plan(absl::StrCat(absl::string_view(kText).substr(0, absl::string_view(kText).find("  n = ")),
+                        "  ROOT r = ((f32[64], f32[64])) tuple(m)\n}"));
+  ASSERT_TRUE(whole.plan.ok()) << whole.plan.status();
+  EXPECT_EQ(whole.Slice("m").size, 16);
+}
+
 // As XLA's heap simulator: a temporary made by an elementwise op (or a loop
 // fusion) reading element i for element i takes the bytes of an operand that
 // dies there, so the kernel runs in place; the checker accepts the overlap at

@@ -92,7 +92,7 @@ ComputationMemoryModel::ComputationMemoryModel(const HloComputation& computation
                  (from_callee && dataflow.instruction(definer)->parent() != computation_)) {
         const int64_t size = scratch->value_sizes != nullptr
                                  ? std::max<int64_t>(0, (*scratch->value_sizes)[v])
-                                 : ShapeSizeBytes(dataflow.GetValue(v).shape());
+                                 : ValueSizeBytes(dataflow.GetValue(v));
         const int32_t local = Track(size);
         mark(v, local);
         defined_[i].push_back(local);
