@@ -21,7 +21,7 @@
 //          Values defined in a computation run by async-start live at least
 //          to the chain's async-done.
 // A buffer lives from its values' earliest start to their latest end, and
-// takes the largest of its values' sizes (ShapeSizeBytes).
+// takes the largest of its values' sizes (ValueSizeBytes).
 //
 // peak_bytes() is the largest sum of the sizes of the buffers alive at one
 // time: any placement that gives every buffer its own bytes for its whole
@@ -47,7 +47,7 @@ struct LiveRange {
   bool operator==(const LiveRange&) const = default;
 };
 
-// ShapeSizeBytes of every value, by id; -1 for a value with an unbounded
+// ValueSizeBytes of every value, by id; -1 for a value with an unbounded
 // dimension (no size).
 std::vector<int64_t> ComputeValueSizes(const HloDataflowAnalysis& dataflow);
 

@@ -97,9 +97,10 @@ class HloValue {
 // The bytes `value` takes in memory: ShapeSizeBytes of its shape, except for
 // the tuple of a multi-output fusion that only get-tuple-elements read (and
 // that is not its computation's root): its kernel writes the elements, the
-// get-tuple-elements alias them, and no thunk reads or writes a table, so it
-// takes none (lstm_scan's and linalg_solve's temp heaps were 64 and 256
-// bytes above XLA's for such tables).
+// get-tuple-elements alias them, and no thunk reads or writes a table (the
+// CPU emitter hands thunks array leaves only), so it takes none. Its 64-byte
+// slots had put lstm_scan's and linalg_solve's temp heaps 64 and 360 bytes
+// above XLA's.
 int64_t ValueSizeBytes(const HloValue& value);
 
 }  // namespace xlite

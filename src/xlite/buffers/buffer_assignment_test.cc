@@ -127,11 +127,19 @@ ENTRY e {
   ASSERT_GE(a.temp_allocation(), 0);
   EXPECT_EQ(a.allocations()[a.temp_allocation()].size(), 512);
 
-  Planned whole =
-      Plan(absl::StrCat(absl::string_view(kText).substr(0, absl::string_view(kText).find("  n = ")),
-                        "  ROOT r = ((f32[64], f32[64])) tuple(m)\n}"));
+  const absl::string_view head =
+      absl::string_view(kText).substr(0, absl::string_view(kText).find("  m = "));
+  Planned whole = Plan(absl::StrCat(head, R"(  m = (f32[64], f32[64]) fusion(p), kind=kLoop, calls=f
+  ROOT r = ((f32[64], f32[64])) tuple(m)
+})"));
   ASSERT_TRUE(whole.plan.ok()) << whole.plan.status();
   EXPECT_EQ(whole.Slice("m").size, 16);
+  Planned root =
+      Plan(absl::StrCat(head, R"(  ROOT m = (f32[64], f32[64]) fusion(p), kind=kLoop, calls=f
+  n = f32[64] get-tuple-element(m), index=0
+})"));
+  ASSERT_TRUE(root.plan.ok()) << root.plan.status();
+  EXPECT_EQ(root.Slice("m").size, 16);
 }
 
 // As XLA's heap simulator: a temporary made by an elementwise op (or a loop
