@@ -138,6 +138,10 @@ absl::Status Fuse(HloModule& module, const DebugOptions& debug, ModuleDumper& du
   HloPassPipeline pipeline("cpu-fusion");
   pipeline.AddPass<cpu::LoopFusion>();
   if (debug.allow_excess_precision) pipeline.AddPass<cpu::ExcessPrecision>();
+  // Identical fusions (a producer duplicated into readers that then became
+  // the same) become one first, so multi-output fusion does not make each of
+  // them an output of its own.
+  pipeline.AddPass<HloCse>();
   pipeline.AddPass<cpu::MultiOutputFusion>();
   pipeline.AddPass<HloCse>();
   pipeline.AddPass<HloDce>();
