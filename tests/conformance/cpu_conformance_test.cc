@@ -889,5 +889,46 @@ TEST(CpuConformance, XlaCorpusHostTransfersAgreeWithTheInterpreter) {
   EXPECT_EQ(agree, ran) << "see DISAGREE above";
 }
 
+// Issue 18's memory bar: compiled from its StableHLO (which carries the
+// program's donation, as XLA compiled it), every JAX program's temp heap is at
+// most XLA:CPU's (manifest.tsv's xla_temp_bytes).
+TEST(CpuConformance, JaxProgramsNeedNoMoreTempBytesThanXla) {
+  const fs::path dir = jax_corpus::CorpusDir();
+  if (!fs::exists(dir / "manifest.tsv")) {
+    std::cerr << "\n*** SKIPPING the JAX temp-bytes comparison: no corpus ***\n\n";
+    GTEST_SKIP();
+  }
+  std::ifstream manifest(dir / "manifest.tsv");
+  std::string line;
+  std::getline(manifest, line);
+  const std::vector<std::string> header = absl::StrSplit(line, '\t');
+  const size_t temp_col =
+      std::find(header.begin(), header.end(), "xla_temp_bytes") - header.begin();
+  ASSERT_LT(temp_col, header.size()) << "manifest.tsv has no xla_temp_bytes column";
+  std::printf("\nJAX programs compiled: temp bytes, xlite and XLA:CPU\n");
+  int compared = 0;
+  while (std::getline(manifest, line)) {
+    const std::vector<std::string> f = absl::StrSplit(line, '\t');
+    int64_t xla_temp = 0;
+    if (f.size() <= temp_col || !absl::SimpleAtoi(f[temp_col], &xla_temp)) continue;
+    std::ifstream in(dir / f[0] / "stablehlo.mlir");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto programs = stablehlo::ImportStablehlo(text.str(), f[0], false);
+    ASSERT_FALSE(programs.empty()) << f[0];
+    ASSERT_TRUE(programs.front().module.ok()) << f[0] << ": " << programs.front().module.status();
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> e =
+        Compile(std::move(*programs.front().module));
+    ASSERT_TRUE(e.ok()) << f[0] << ": " << e.status();
+    const int64_t temp = (*e)->assignment().BytesOf(AllocationKind::kTemp);
+    std::printf("  %-22s %10lld %10lld  %.2fx\n", f[0].c_str(), static_cast<long long>(temp),
+                static_cast<long long>(xla_temp),
+                xla_temp > 0 ? static_cast<double>(temp) / xla_temp : 0.0);
+    EXPECT_LE(temp, xla_temp) << f[0];
+    ++compared;
+  }
+  EXPECT_GE(compared, 7);
+}
+
 }  // namespace
 }  // namespace xlite
