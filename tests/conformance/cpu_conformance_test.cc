@@ -898,27 +898,23 @@ TEST(CpuConformance, JaxProgramsNeedNoMoreTempBytesThanXla) {
     std::cerr << "\n*** SKIPPING the JAX temp-bytes comparison: no corpus ***\n\n";
     GTEST_SKIP();
   }
-  std::ifstream manifest(dir / "manifest.tsv");
-  std::string line;
-  std::getline(manifest, line);
-  const std::vector<std::string> header = absl::StrSplit(line, '\t');
+  absl::StatusOr<std::string> manifest = jax_corpus::ReadFile(dir / "manifest.tsv");
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  const std::vector<std::string> lines = absl::StrSplit(*manifest, '\n', absl::SkipEmpty());
+  const std::vector<std::string> header = absl::StrSplit(lines.front(), '\t');
   const size_t temp_col =
       std::find(header.begin(), header.end(), "xla_temp_bytes") - header.begin();
   ASSERT_LT(temp_col, header.size()) << "manifest.tsv has no xla_temp_bytes column";
   std::printf("\nJAX programs compiled: temp bytes, xlite and XLA:CPU\n");
   int compared = 0;
-  while (std::getline(manifest, line)) {
-    const std::vector<std::string> f = absl::StrSplit(line, '\t');
+  for (size_t row = 1; row < lines.size(); ++row) {
+    const std::vector<std::string> f = absl::StrSplit(lines[row], '\t');
     int64_t xla_temp = 0;
     if (f.size() <= temp_col || !absl::SimpleAtoi(f[temp_col], &xla_temp)) continue;
-    std::ifstream in(dir / f[0] / "stablehlo.mlir");
-    std::stringstream text;
-    text << in.rdbuf();
-    auto programs = stablehlo::ImportStablehlo(text.str(), f[0], false);
-    ASSERT_FALSE(programs.empty()) << f[0];
-    ASSERT_TRUE(programs.front().module.ok()) << f[0] << ": " << programs.front().module.status();
-    absl::StatusOr<std::unique_ptr<runtime::Executable>> e =
-        Compile(std::move(*programs.front().module));
+    absl::StatusOr<std::unique_ptr<HloModule>> module =
+        jax_corpus::Load(dir / f[0], jax_corpus::Form::kStablehlo);
+    ASSERT_TRUE(module.ok()) << f[0] << ": " << module.status();
+    absl::StatusOr<std::unique_ptr<runtime::Executable>> e = Compile(std::move(*module));
     ASSERT_TRUE(e.ok()) << f[0] << ": " << e.status();
     const int64_t temp = (*e)->assignment().BytesOf(AllocationKind::kTemp);
     std::printf("  %-22s %10lld %10lld  %.2fx\n", f[0].c_str(), static_cast<long long>(temp),

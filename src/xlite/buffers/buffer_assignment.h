@@ -48,6 +48,12 @@ struct BufferSlice {
   bool operator==(const BufferSlice&) const = default;
 };
 
+// Whether two slices share bytes (empty slices share none).
+inline bool Overlap(const BufferSlice& a, const BufferSlice& b) {
+  return a.allocation >= 0 && a.allocation == b.allocation && a.size > 0 && b.size > 0 &&
+         a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+}
+
 class BufferAllocation {
  public:
   struct Assigned {

@@ -14,12 +14,6 @@ using collectives::ChunkMove;
 using collectives::Communicator;
 using collectives::OpKey;
 
-// Whether two slices share bytes.
-bool Overlap(const BufferSlice& a, const BufferSlice& b) {
-  return a.allocation >= 0 && a.allocation == b.allocation && a.size > 0 && b.size > 0 &&
-         a.offset < b.offset + b.size && b.offset < a.offset + a.size;
-}
-
 // The state a run on one device without CollectiveExecuteParams uses: a
 // group of one, met at a rendezvous of its own.
 struct LocalDevice {

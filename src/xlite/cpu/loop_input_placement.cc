@@ -12,11 +12,6 @@ namespace {
 // pool would lose more than the loop gains (measured only at 2 threads).
 constexpr int64_t kMaxWorkKeptOnOneThread = int64_t{1} << 21;
 
-bool Overlap(const BufferSlice& a, const BufferSlice& b) {
-  return a.allocation == b.allocation && a.allocation >= 0 && a.size > 0 && b.size > 0 &&
-         a.offset < b.offset + b.size && b.offset < a.offset + a.size;
-}
-
 bool IsLoopKernel(const Thunk& thunk) {
   const auto* kernel = dynamic_cast<const KernelThunk*>(&thunk);
   return kernel != nullptr && kernel->runs_control_flow();

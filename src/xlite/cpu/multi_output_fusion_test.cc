@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "xlite/cpu/cpu_test_util.h"
 #include "xlite/cpu/fusion.h"
@@ -155,23 +156,15 @@ ENTRY e {
 // the parameter's update reads both (through get-tuple-elements) element for
 // element, and the multi-output producer joins it: one kernel, three results.
 TEST(MultiOutputFusion, AMultiOutputProducerJoinsItsConsumer) {
-  const std::string text = R"(
-HloModule m
-ENTRY e {
-  g = f32[1024] parameter(0)
-  m = f32[1024] parameter(1)
-  v = f32[1024] parameter(2)
-  p = f32[1024] parameter(3)
-  b1 = f32[1024] broadcast(f32[] constant(0.9)), dimensions={}
-  b2 = f32[1024] broadcast(f32[] constant(0.999)), dimensions={}
-  m1 = f32[1024] add(f32[1024] multiply(m, b1), g)
-  v1 = f32[1024] add(f32[1024] multiply(v, b2), f32[1024] multiply(g, g))
+  const std::string text = absl::StrReplaceAll(
+      kSiblings, {{"  v = f32[1024] parameter(2)\n",
+                   "  v = f32[1024] parameter(2)\n  p = f32[1024] parameter(3)\n"},
+                  {"  ROOT r = (f32[1024], f32[1024]) tuple(m1, v1)", R"(
   eps = f32[1024] broadcast(f32[] constant(1e-8)), dimensions={}
   step = f32[1024] divide(m1, f32[1024] add(f32[1024] sqrt(v1), eps))
   lr = f32[1024] broadcast(f32[] constant(-0.001)), dimensions={}
   p1 = f32[1024] add(p, f32[1024] multiply(step, lr))
-  ROOT r = (f32[1024], f32[1024], f32[1024]) tuple(p1, m1, v1)
-})";
+  ROOT r = (f32[1024], f32[1024], f32[1024]) tuple(p1, m1, v1))"}});
   const std::string loop_fused =
       pass_test::RunPass<LoopFusion>(text, nullptr, /*then_dce=*/true, PrintOptions::Short());
   ASSERT_EQ(Occurrences(loop_fused, " fusion("), 3) << loop_fused;

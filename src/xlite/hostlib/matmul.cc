@@ -195,25 +195,19 @@ std::optional<absl::Status> SplitOneDnnMatmul(const MatmulShape& s, ElementType 
     return std::nullopt;
   }
   const bool by_batch = s.batch >= parallelism.threads;
-  if (!by_batch && IsWideF32(s, lhs_type, rhs_type, out_type)) {
-    const int64_t parts = parallelism.threads;
-    if (s.n < 2 * parts) return std::nullopt;
-    return RunParts(
-        parallelism, parts,
-        [&](int64_t part) {
-          return SgemmColumns(s, lhs, rhs, out, s.n * part / parts, s.n * (part + 1) / parts);
-        },
-        "matmul: out of memory");
-  }
-  // A transposed lhs ([k,m]: a weight gradient xT.dy) has no contiguous block
-  // of rows for the primitive, and unsplit it runs on an OpenMP team beside
-  // the pool (adam_mlp_train_step's 784x64x512 at 2 threads 0.36 ms, 0.30 on
-  // one). dnnl_sgemm takes leading dimensions: split the larger of m and n,
-  // so that each thread reads its share of the larger operand. Only where
-  // malloc keeps a thread's freed pages (SgemmRowBlocks), as for row blocks.
-  if (!by_batch && s.transpose_lhs && IsF32Matrix(s, lhs_type, rhs_type, out_type) &&
-      SgemmRowBlocks()) {
-    const bool by_rows = s.m >= s.n;
+  // dnnl_sgemm blocks with leading dimensions: a wide f32 product by columns
+  // (see IsWideF32); one whose lhs is stored transposed ([k,m]: a weight
+  // gradient xT.dy), which has no contiguous block of rows for the primitive
+  // and unsplit runs on an OpenMP team beside the pool (adam_mlp_train_step's
+  // 784x64x512 at 2 threads 0.36 ms, 0.30 on one), along the larger of m and
+  // n so that each thread reads its share of the larger operand -- the latter
+  // only where malloc keeps a thread's freed pages (SgemmRowBlocks), as for
+  // row blocks.
+  const bool wide = IsWideF32(s, lhs_type, rhs_type, out_type);
+  const bool transposed_lhs =
+      s.transpose_lhs && IsF32Matrix(s, lhs_type, rhs_type, out_type) && SgemmRowBlocks();
+  if (!by_batch && (wide || transposed_lhs)) {
+    const bool by_rows = !wide && s.m >= s.n;
     const int64_t extent = by_rows ? s.m : s.n, parts = parallelism.threads;
     if (extent < 2 * parts) return std::nullopt;
     return RunParts(
