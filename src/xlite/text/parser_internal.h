@@ -27,6 +27,13 @@ namespace xlite::text_internal {
 // rather than risking the stack on hostile input.
 constexpr int kMaxDepth = 256;
 
+// A constant written as one value for an array (constant(1) for f32[8,8])
+// is filled up to this many elements; more is an error saying it is unsupported. The input's
+// length bounds every other literal's work: this one would let a line make
+// and print hundreds of millions of elements (a fuzzer's bf16[32768,8192]
+// constant(1): 36 s, 3 GB). Write broadcast(constant(v)) instead.
+constexpr int64_t kMaxSplatElements = int64_t{1} << 20;
+
 struct NameRef {
   std::string name;
   size_t pos;

@@ -309,6 +309,13 @@ absl::Status HloParser::CheckSparseLayout(const Layout& l, const Shape& shape, s
 
 absl::StatusOr<Literal> HloParser::ParseLiteral(const Shape& shape, int depth) {
   if (depth > kMaxDepth) return c_.Error("literal nested too deeply");
+  // One value for a whole array (below), checked before the literal is made.
+  if (shape.IsArray() && shape.is_static() && shape.rank() > 0 && c_.Peek() != '{' &&
+      shape.ElementCount() > kMaxSplatElements) {
+    return c_.Error(absl::StrCat("a constant of ", shape.ElementCount(),
+                                 " elements written as one value is unsupported (at most ",
+                                 kMaxSplatElements, "); write broadcast(constant(v))"));
+  }
   Literal lit(shape);
   if (shape.IsTuple()) {
     RETURN_IF_ERROR(c_.Expect("("));

@@ -68,6 +68,24 @@ TEST(Shapes, ByteSizesThatOverflowInt64AreRejected) {
   EXPECT_EQ(ShapeError("f32[?,1024]"), "ok: f32[?,1024]");
 }
 
+// One value for a whole array fills it, up to kMaxSplatElements; a line must
+// not make hundreds of millions of elements (a fuzzer's timeout).
+TEST(Literals, OneValueFillsAnArrayUpToALimit) {
+  auto small = ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = f32[2,3] constant(7)\n}\n");
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_NE(
+      PrintModule(**small, PrintOptions::Short()).find("constant({ { 7, 7, 7 }, { 7, 7, 7 } })"),
+      std::string::npos);
+  EXPECT_TRUE(
+      ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = u8[1024,1024] constant(1)\n}\n").ok());
+  auto big =
+      ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = bf16[32768,8192] constant(1)\n}\n", "t");
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().message(),
+            "t:3:38: a constant of 268435456 elements written as one value is unsupported (at "
+            "most 1048576); write broadcast(constant(v))");
+}
+
 }  // namespace XLITE_UNITY_ID
 }  // namespace
 }  // namespace xlite
