@@ -1,8 +1,10 @@
 #include "xlite/schedule/rematerialization.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -11,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "xlite/analysis/hlo_alias_analysis.h"
 #include "xlite/analysis/hlo_live_range.h"
 #include "xlite/analysis/shape_util.h"
@@ -316,55 +319,73 @@ absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLi
   return across;
 }
 
-// Two arrays one instruction reads are live together when it runs, and in
-// any schedule, recomputed or not, whichever of them is made last is made
-// while the other is live. The other is also live while that one's operands
-// are made, those made after it; an operand made before it is live where it
-// is made. `Peak(x, y)` is the least peak of any schedule that makes x while
-// y is live, from working sets alone: x's working set with y, and for each
-// operand o of x the lesser of Peak(o, y) (o made after y) and y's working
-// set with o (o made before y), a few levels deep. Only for values alone in
-// their buffer and defined by the instruction itself (not parameters, not
-// loop state the pass may sink or what it is made from).
+// Every array an instruction reads is made before it runs and stays live
+// until then, in any schedule, recomputed or not (the copy it reads, too).
+// So an instruction and the arrays it is made from, a few levels up, form a
+// tree (each node made before its parent, live from then until the parent
+// runs), and the order of making them whose largest live set is least is a
+// lower bound on the peak of any schedule: two arrays one instruction reads,
+// whichever is made last is made while the other is live, and so on up. The
+// least over all orders is found by search over the sets of nodes made so
+// far. Leaving a node out only lowers that least peak, so the tree may be cut
+// anywhere: at kMaxNodes, the largest arrays nearest the root first, without
+// arrays made from scalars alone (made right before their reader they add
+// nothing to it). A node is an array alone in its buffer and defined by the
+// instruction itself (not a parameter, not loop state the pass may sink or
+// what it is made from); one instruction may be several nodes (several
+// copies), its buffer counted once while any of them is live.
 class OrderingBound {
  public:
   OrderingBound(const Analyses& a, const std::vector<std::pair<int32_t, HloBuffer::Id>>& touched,
                 const std::vector<bool>& excluded, int64_t base_bytes)
-      : a_(a), touched_(touched), excluded_(excluded), base_bytes_(base_bytes) {}
+      : a_(a),
+        touched_(touched),
+        excluded_(excluded),
+        base_bytes_(base_bytes),
+        memo_(size_t{1} << kMaxNodes),
+        memo_generation_(size_t{1} << kMaxNodes, 0) {}
 
-  // The least peak of any schedule running `i`, from the pairs of arrays it
-  // reads; `why` says which pair when it is above `above`.
+  // The least peak of any schedule running `i`, from the tree of arrays it
+  // is made from, when above `above` (`why` then says so); `above` or less
+  // otherwise.
   int64_t ForInstruction(const HloInstruction& i, int64_t above, std::string& why) {
-    // (bytes, buffer, operand), one per buffer, the largest few first: the
-    // pairs grow as their square.
-    std::vector<std::tuple<int64_t, HloBuffer::Id, const HloInstruction*>> operands;
-    for (const HloInstruction* op : i.operands()) {
-      if (std::optional<HloBuffer::Id> b = PlainBuffer(*op)) {
-        operands.push_back({-a_.live->buffer_size(a_.alias->GetBuffer(*b)), *b, op});
+    if (!BuildTree(i)) return 0;
+    int64_t most = 0;  // no order needs more
+    for (const Slot& s : slots_) most += s.bytes;
+    for (const Node& n : nodes_) most = std::max(most, base_bytes_ + n.extra_bytes + AllSlots());
+    if (most <= above) return 0;
+    floor_ = above;
+    ++generation_;
+    const int64_t bound = Least(0);
+    if (bound > above) {
+      std::vector<std::string> read;
+      size_t above_them = 0;
+      for (const Node& n : nodes_) {
+        if (n.parent == 0) read.push_back(absl::StrCat("%", n.instruction->name()));
+        if (n.parent > 0) ++above_them;
       }
+      why = absl::StrCat(Where(i), " reads ", absl::StrJoin(read, ", "), " (made from ", above_them,
+                         " more arrays a few levels up): in any order of making them, each is "
+                         "made while the others made before it and read after it are live");
     }
-    std::sort(operands.begin(), operands.end());
-    operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
-    if (operands.size() > kMaxOperands) operands.resize(kMaxOperands);
-    int64_t best = 0;
-    for (size_t m = 0; m < operands.size(); ++m) {
-      for (size_t n = m + 1; n < operands.size(); ++n) {
-        const HloInstruction* x = std::get<2>(operands[m]);
-        const HloInstruction* y = std::get<2>(operands[n]);
-        const int64_t bound = std::min(Peak(*x, *y, kDepth), Peak(*y, *x, kDepth));
-        if (bound > std::max(best, above)) {
-          why = absl::StrCat(Where(i), " reads %", x->name(), " and %", y->name(),
-                             ": whichever is made last is made while the other is live");
-        }
-        best = std::max(best, bound);
-      }
-    }
-    return best;
+    return bound;
   }
 
  private:
-  static constexpr size_t kMaxOperands = 6;
-  static constexpr int kDepth = 3;
+  static constexpr int kMaxNodes = 16;
+
+  struct Node {
+    const HloInstruction* instruction;
+    int parent;                  // -1: the root
+    uint32_t children = 0;       // node bits
+    int slot = -1;               // its buffer (not the root's)
+    uint32_t touched_slots = 0;  // slots among its operands and outputs
+    int64_t extra_bytes = 0;     // the rest of its working set, excluded buffers left out
+  };
+  struct Slot {
+    HloBuffer::Id buffer;
+    int64_t bytes;
+  };
 
   // The buffer of `i`'s result when it is an array alone in its buffer, made
   // by `i` itself.
@@ -379,46 +400,118 @@ class OrderingBound {
     return buffer.id();
   }
 
-  // The bytes of `i`'s working set with `also` (when not in it already),
-  // excluded buffers left out, plus the base.
-  int64_t WorkingSetWith(const HloInstruction& i, HloBuffer::Id also) const {
-    const int32_t id = a_.alias->dataflow_analysis().instruction_id(&i);
-    int64_t bytes = base_bytes_;
-    bool has_also = false;
-    for (auto t = std::lower_bound(touched_.begin(), touched_.end(),
-                                   std::make_pair(id, HloBuffer::Id{}));
-         t != touched_.end() && t->first == id; ++t) {
-      has_also = has_also || t->second == also;
-      if (!excluded_[t->second]) bytes += a_.live->buffer_size(a_.alias->GetBuffer(t->second));
+  int64_t BufferBytes(HloBuffer::Id b) const {
+    return a_.live->buffer_size(a_.alias->GetBuffer(b));
+  }
+
+  // Made from scalars and buffers that are no node: it can be made right
+  // before its reader.
+  bool MadeFromScalars(const HloInstruction& i) const {
+    return absl::c_all_of(i.operands(), [&](const HloInstruction* op) {
+      return !PlainBuffer(*op) || op->shape().ElementCount() <= 1;
+    });
+  }
+
+  // The tree under `root`, level by level, the largest arrays of each level
+  // first. False when no node has two children (the working sets alone are
+  // the bound then).
+  bool BuildTree(const HloInstruction& root) {
+    nodes_.clear();
+    slots_.clear();
+    nodes_.push_back({&root, -1});
+    std::vector<int> level = {0};
+    bool branches = false;
+    while (!level.empty() && nodes_.size() < kMaxNodes) {
+      std::vector<std::tuple<int64_t, int, const HloInstruction*, HloBuffer::Id>> candidates;
+      for (int parent : level) {
+        std::vector<HloBuffer::Id> seen;
+        for (const HloInstruction* op : nodes_[parent].instruction->operands()) {
+          const std::optional<HloBuffer::Id> b = PlainBuffer(*op);
+          if (!b || absl::c_linear_search(seen, *b) || MadeFromScalars(*op)) continue;
+          seen.push_back(*b);
+          candidates.push_back({-BufferBytes(*b), parent, op, *b});
+        }
+      }
+      std::stable_sort(candidates.begin(), candidates.end(), [](const auto& x, const auto& y) {
+        return std::get<0>(x) < std::get<0>(y);
+      });
+      std::vector<int> next;
+      for (const auto& [minus_bytes, parent, op, buffer] : candidates) {
+        if (nodes_.size() == kMaxNodes) break;
+        const int id = static_cast<int>(nodes_.size());
+        branches = branches || nodes_[parent].children != 0;
+        nodes_[parent].children |= uint32_t{1} << id;
+        Node node{op, parent};
+        auto slot = absl::c_find_if(slots_, [&](const Slot& s) { return s.buffer == buffer; });
+        node.slot = static_cast<int>(slot - slots_.begin());
+        if (slot == slots_.end()) slots_.push_back({buffer, -minus_bytes});
+        nodes_.push_back(node);
+        next.push_back(id);
+      }
+      level = std::move(next);
     }
-    if (!has_also) bytes += a_.live->buffer_size(a_.alias->GetBuffer(also));
+    if (!branches) return false;
+    for (Node& n : nodes_) {
+      const int32_t id = a_.alias->dataflow_analysis().instruction_id(n.instruction);
+      for (auto t = std::lower_bound(touched_.begin(), touched_.end(),
+                                     std::make_pair(id, HloBuffer::Id{}));
+           t != touched_.end() && t->first == id; ++t) {
+        if (excluded_[t->second]) continue;
+        auto slot = absl::c_find_if(slots_, [&](const Slot& s) { return s.buffer == t->second; });
+        if (slot != slots_.end()) {
+          n.touched_slots |= uint32_t{1} << (slot - slots_.begin());
+        } else {
+          n.extra_bytes += BufferBytes(t->second);
+        }
+      }
+    }
+    return true;
+  }
+
+  int64_t AllSlots() const { return SlotBytes((uint32_t{1} << slots_.size()) - 1); }
+
+  int64_t SlotBytes(uint32_t slots) const {
+    int64_t bytes = 0;
+    for (; slots != 0; slots &= slots - 1) bytes += slots_[std::countr_zero(slots)].bytes;
     return bytes;
   }
 
-  int64_t Peak(const HloInstruction& x, const HloInstruction& y, int depth) {
-    auto key = std::make_tuple(&x, &y, depth);
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    const HloBuffer::Id y_buffer = *PlainBuffer(y);
-    int64_t bound = WorkingSetWith(x, y_buffer);
-    if (depth > 0) {
-      // The first few operands (any subset keeps the bound a bound).
-      size_t looked_at = 0;
-      for (const HloInstruction* o : x.operands()) {
-        const std::optional<HloBuffer::Id> o_buffer = PlainBuffer(*o);
-        if (!o_buffer || *o_buffer == y_buffer) continue;
-        if (++looked_at > kMaxOperands) break;
-        bound = std::max(bound, std::min(Peak(*o, y, depth - 1), WorkingSetWith(y, *o_buffer)));
-      }
+  // The least, over the orders of making the nodes not in `made` (a set
+  // closed under children), of the largest live set while making one, or
+  // floor_ when that is less.
+  int64_t Least(uint32_t made) {
+    const uint32_t all = (uint32_t{1} << nodes_.size()) - 1;
+    if (made == all) return floor_;
+    if (memo_generation_[made] == generation_) return memo_[made];
+    uint32_t live = 0;  // slots of made nodes whose parent is not
+    for (uint32_t m = made; m != 0; m &= m - 1) {
+      const Node& n = nodes_[std::countr_zero(m)];
+      if (n.parent >= 0 && (made >> n.parent & 1) == 0) live |= uint32_t{1} << n.slot;
     }
-    memo_[key] = bound;
-    return bound;
+    int64_t best = std::numeric_limits<int64_t>::max();
+    for (uint32_t rest = all & ~made; rest != 0 && best > floor_; rest &= rest - 1) {
+      const int k = std::countr_zero(rest);
+      const Node& n = nodes_[k];
+      if ((n.children & ~made) != 0) continue;
+      const int64_t bytes = base_bytes_ + n.extra_bytes + SlotBytes(live | n.touched_slots);
+      if (bytes >= best) continue;
+      best = std::min(best, std::max(bytes, Least(made | uint32_t{1} << k)));
+    }
+    memo_generation_[made] = generation_;
+    memo_[made] = best;
+    return best;
   }
 
   const Analyses& a_;
   const std::vector<std::pair<int32_t, HloBuffer::Id>>& touched_;
   const std::vector<bool>& excluded_;
   const int64_t base_bytes_;
-  absl::flat_hash_map<std::tuple<const HloInstruction*, const HloInstruction*, int>, int64_t> memo_;
+  std::vector<Node> nodes_;
+  std::vector<Slot> slots_;
+  int64_t floor_ = 0;
+  std::vector<int64_t> memo_;
+  std::vector<uint32_t> memo_generation_;
+  uint32_t generation_ = 0;
 };
 
 WorkingSet ComputeLargestWorkingSet(const Analyses& a) {

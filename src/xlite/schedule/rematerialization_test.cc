@@ -472,9 +472,75 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(r.status().message(),
                                 "no schedule goes below 5124 bytes (%out in %e reads %"))
       << r.status();
-  EXPECT_TRUE(absl::StrContains(r.status().message(),
-                                "whichever is made last is made while the other is live"))
+  EXPECT_TRUE(
+      absl::StrContains(r.status().message(),
+                        "each is made while the others made before it and read after it are live"))
       << r.status();
+}
+
+// Two Horner steps of erf_inv as JAX writes it (frag_0428 of jax issue
+// 33666): each step multiplies the running value by w and adds a select of
+// two broadcast constants. w is read at both steps, so it is live from its
+// making to the second, and in every order some select (3328 bytes with its
+// broadcasts and c) is made while two other arrays are live: w and the
+// running value, or w's own operands s and t. Pairs of operands alone (m1
+// reads w and e1: whichever is made last is made while the other is live)
+// give 5376 bytes with the parameter; the search over the orders of making
+// the tree under m2 finds 6400, which this schedule reaches.
+TEST(Rematerialization, TheBoundSearchesTheOrdersOfATree) {
+  constexpr char kHorner[] = R"(
+HloModule m, is_scheduled=true
+
+ENTRY e {
+  u = f32[256] parameter(0)
+  n = f32[256] negate(u)
+  k5 = f32[] constant(5)
+  b5 = f32[256] broadcast(k5), dimensions={}
+  c = pred[256] compare(n, b5), direction=LT
+  k2 = f32[] constant(2.5)
+  b2 = f32[256] broadcast(k2), dimensions={}
+  s = f32[256] subtract(n, b2)
+  q = f32[256] sqrt(n)
+  k3 = f32[] constant(3)
+  b3 = f32[256] broadcast(k3), dimensions={}
+  t = f32[256] subtract(q, b3)
+  w = f32[256] select(c, s, t)
+  x1 = f32[] constant(0.1)
+  y1 = f32[] constant(0.2)
+  bx1 = f32[256] broadcast(x1), dimensions={}
+  by1 = f32[256] broadcast(y1), dimensions={}
+  e1 = f32[256] select(c, bx1, by1)
+  m1 = f32[256] multiply(e1, w)
+  x2 = f32[] constant(0.3)
+  y2 = f32[] constant(0.4)
+  bx2 = f32[256] broadcast(x2), dimensions={}
+  by2 = f32[256] broadcast(y2), dimensions={}
+  e2 = f32[256] select(c, bx2, by2)
+  r1 = f32[256] add(e2, m1)
+  m2 = f32[256] multiply(r1, w)
+  x3 = f32[] constant(0.5)
+  y3 = f32[] constant(0.6)
+  bx3 = f32[256] broadcast(x3), dimensions={}
+  by3 = f32[256] broadcast(y3), dimensions={}
+  e3 = f32[256] select(c, bx3, by3)
+  ROOT r2 = f32[256] add(e3, m2)
+}
+)";
+  auto m = Parse(kHorner);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<WorkingSet> floor = LargestWorkingSet(*m);
+  ASSERT_TRUE(floor.ok()) << floor.status();
+  EXPECT_EQ(floor->bytes, 3328);  // a select of two broadcasts
+  EXPECT_EQ(floor->bound_bytes, 6400);
+  EXPECT_TRUE(absl::StrContains(floor->bound_reason, "%m2 in %e reads %r1, %w (made from "))
+      << floor->bound_reason;
+  absl::StatusOr<int64_t> peak = Peak(*m);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_EQ(*peak, floor->bound_bytes);  // this order reaches it
+  absl::StatusOr<RematerializationResult> r =
+      Rematerialize(*m, {.memory_limit_bytes = floor->bound_bytes - 1});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
 }
 
 // The loop hands on a dead element (out) and a 400000-byte broadcast the
