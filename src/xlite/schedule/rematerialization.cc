@@ -319,6 +319,84 @@ absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLi
   return across;
 }
 
+// Values live at an instruction in any schedule the pass can make: those it
+// never makes a copy of (loops, calls, copies, sorts, custom calls,
+// parameters: IsRematerializable is false), from their making to each reader
+// it never copies either. Every copy of an instruction made from such a value
+// (directly or not) and read, directly or not, by such a reader of it is made
+// while the value is live: after the one making (its operands' copies lead
+// back to it) and before the one reading. Per instruction: (reader, buffer)
+// pairs. Data edges only (a copy has no control edges); the largest few
+// (value's maker, reader) pairs only.
+using HeldValues =
+    absl::flat_hash_map<const HloInstruction*,
+                        std::vector<std::pair<const HloInstruction*, HloBuffer::Id>>>;
+
+constexpr size_t kMaxHeldPairs = 16;
+
+HeldValues ValuesHeldBetweenUncopiedOps(const Analyses& a, const std::vector<bool>& excluded) {
+  const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
+  // (maker, reader) -> buffers, in order of first sight.
+  std::vector<std::tuple<const HloInstruction*, const HloInstruction*, std::vector<HloBuffer::Id>>>
+      pairs;
+  absl::flat_hash_map<std::pair<const HloInstruction*, const HloInstruction*>, size_t> index;
+  for (const auto& value : df.values()) {
+    const HloInstruction* maker = value->defining_instruction();
+    if (!value->shape().IsArray() || IsRematerializable(*maker) ||
+        a.live->instruction_time(maker) < 0) {
+      continue;
+    }
+    const HloBuffer& buffer = a.BufferOf(*value);
+    if (a.RangeOf(buffer) == nullptr || excluded[buffer.id()]) continue;
+    for (const HloUse& use : value->uses()) {
+      const HloInstruction* reader = use.instruction;
+      if (reader == maker || reader->parent() != maker->parent() || IsRematerializable(*reader) ||
+          a.live->instruction_time(reader) < 0) {
+        continue;
+      }
+      auto [it, added] = index.try_emplace(std::make_pair(maker, reader), pairs.size());
+      if (added) pairs.push_back({maker, reader, {}});
+      std::vector<HloBuffer::Id>& buffers = std::get<2>(pairs[it->second]);
+      if (!absl::c_linear_search(buffers, buffer.id())) buffers.push_back(buffer.id());
+    }
+  }
+  auto bytes = [&](const std::vector<HloBuffer::Id>& buffers) {
+    int64_t sum = 0;
+    for (HloBuffer::Id b : buffers) sum += a.live->buffer_size(a.alias->GetBuffer(b));
+    return sum;
+  };
+  std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& x, const auto& y) {
+    return bytes(std::get<2>(x)) > bytes(std::get<2>(y));
+  });
+  if (pairs.size() > kMaxHeldPairs) pairs.resize(kMaxHeldPairs);
+  HeldValues held;
+  for (const auto& [maker, reader, buffers] : pairs) {
+    absl::flat_hash_set<const HloInstruction*> after = {maker};  // made from maker
+    std::vector<const HloInstruction*> work = {maker};
+    while (!work.empty()) {
+      const HloInstruction* i = work.back();
+      work.pop_back();
+      for (const HloInstruction* u : i->users()) {
+        if (after.insert(u).second) work.push_back(u);
+      }
+    }
+    absl::flat_hash_set<const HloInstruction*> before = {reader};  // reader made from them
+    work = {reader};
+    while (!work.empty()) {
+      const HloInstruction* i = work.back();
+      work.pop_back();
+      for (const HloInstruction* o : i->operands()) {
+        if (after.contains(o) && before.insert(o).second) work.push_back(o);
+      }
+    }
+    for (const HloInstruction* i : before) {
+      if (i == maker || i == reader) continue;
+      for (HloBuffer::Id b : buffers) held[i].push_back({reader, b});
+    }
+  }
+  return held;
+}
+
 // Every array an instruction reads is made before it runs and stays live
 // until then, in any schedule, recomputed or not (the copy it reads, too).
 // So an instruction and the arrays it is made from, a few levels up, form a
@@ -328,20 +406,29 @@ absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLi
 // whichever is made last is made while the other is live, and so on up. The
 // least over all orders is found by search over the sets of nodes made so
 // far. Leaving a node out only lowers that least peak, so the tree may be cut
-// anywhere: at kMaxNodes, the largest arrays nearest the root first, without
-// arrays made from scalars alone (made right before their reader they add
-// nothing to it). A node is an array alone in its buffer and defined by the
-// instruction itself (not a parameter, not loop state the pass may sink or
-// what it is made from); one instruction may be several nodes (several
-// copies), its buffer counted once while any of them is live.
+// anywhere: at kMaxNodes, the largest few arrays of each nearest the root
+// first, without arrays made from no node (mostly scalars: made right before
+// their reader they add little to it). A node is an array alone in its buffer
+// and defined by the instruction itself (not a parameter, not loop state the
+// pass may sink or what it is made from); one instruction may be several
+// nodes (several copies), its buffer counted once while any of them is live.
+// This rests on what the pass does: a copy of an instruction reads copies of
+// the same operands, each in a buffer of its own, live until its readers
+// run. Where the root
+// is read, directly or not, by a reader the pass never copies (or is one),
+// the copies of the tree made for it are made while the values held for that
+// reader (HeldValues) are live, those held at each node: searched again with
+// them.
 class OrderingBound {
  public:
   OrderingBound(const Analyses& a, const std::vector<std::pair<int32_t, HloBuffer::Id>>& touched,
-                const std::vector<bool>& excluded, int64_t base_bytes)
+                const std::vector<bool>& excluded, int64_t base_bytes, const HeldValues& held)
       : a_(a),
         touched_(touched),
         excluded_(excluded),
         base_bytes_(base_bytes),
+        held_(held),
+        readers_(Readers(held)),
         memo_(size_t{1} << kMaxNodes),
         memo_generation_(size_t{1} << kMaxNodes, 0) {}
 
@@ -350,29 +437,70 @@ class OrderingBound {
   // otherwise.
   int64_t ForInstruction(const HloInstruction& i, int64_t above, std::string& why) {
     if (!BuildTree(i)) return 0;
-    int64_t most = 0;  // no order needs more
-    for (const Slot& s : slots_) most += s.bytes;
-    for (const Node& n : nodes_) most = std::max(most, base_bytes_ + n.extra_bytes + AllSlots());
-    if (most <= above) return 0;
-    floor_ = above;
-    ++generation_;
-    const int64_t bound = Least(0);
-    if (bound > above) {
-      std::vector<std::string> read;
-      size_t above_them = 0;
-      for (const Node& n : nodes_) {
-        if (n.parent == 0) read.push_back(absl::StrCat("%", n.instruction->name()));
-        if (n.parent > 0) ++above_them;
+    std::vector<const HloInstruction*> readers = {nullptr};  // nullptr: none
+    if (readers_.contains(&i)) readers.push_back(&i);
+    if (auto it = held_.find(&i); it != held_.end()) {
+      for (const auto& [reader, buffer] : it->second) {
+        if (!absl::c_linear_search(readers, reader)) readers.push_back(reader);
       }
-      why = absl::StrCat(Where(i), " reads ", absl::StrJoin(read, ", "), " (made from ", above_them,
-                         " more arrays a few levels up): in any order of making them, each is "
-                         "made while the others made before it and read after it are live");
     }
-    return bound;
+    int64_t best = 0;
+    for (const HloInstruction* reader : readers) {
+      const int64_t bound = ForReader(i, reader, std::max(above, best), why);
+      best = std::max(best, bound);
+    }
+    return best;
   }
 
  private:
   static constexpr int kMaxNodes = 16;
+  static constexpr size_t kMaxChildren = 6;
+
+  static absl::flat_hash_set<const HloInstruction*> Readers(const HeldValues& held) {
+    absl::flat_hash_set<const HloInstruction*> readers;
+    for (const auto& [i, pairs] : held) {
+      for (const auto& [reader, buffer] : pairs) readers.insert(reader);
+    }
+    return readers;
+  }
+
+  int64_t ForReader(const HloInstruction& i, const HloInstruction* reader, int64_t above,
+                    std::string& why) {
+    SetCosts(reader);
+    int64_t most = 0;  // no order needs more
+    for (const Node& n : nodes_) most = std::max(most, base_bytes_ + n.extra_bytes + AllSlots());
+    if (most <= above) return 0;
+    floor_ = above;
+    if (++generation_ == 0) {  // wrapped: every entry would look current
+      absl::c_fill(memo_generation_, 0);
+      generation_ = 1;
+    }
+    const int64_t bound = Least(0);
+    if (bound > above) {
+      std::vector<std::string> read;
+      absl::flat_hash_set<const HloInstruction*> read_set, above_them;
+      for (const Node& n : nodes_) {
+        if (n.parent == 0 && read_set.insert(n.instruction).second) {
+          read.push_back(absl::StrCat("%", n.instruction->name()));
+        }
+      }
+      for (const Node& n : nodes_) {
+        if (n.parent > 0 && !read_set.contains(n.instruction)) above_them.insert(n.instruction);
+      }
+      why = absl::StrCat(Where(i), " reads ", absl::StrJoin(read, ", "));
+      if (!above_them.empty()) {
+        absl::StrAppend(&why, ", made from ", above_them.size(), " more arrays");
+      }
+      absl::StrAppend(&why,
+                      ": in every order of making them, one is made while others made before it "
+                      "and not yet read are live");
+      if (reader != nullptr) {
+        absl::StrAppend(&why, "; with what %", reader->name(),
+                        " reads later, made by instructions this pass never copies");
+      }
+    }
+    return bound;
+  }
 
   struct Node {
     const HloInstruction* instruction;
@@ -404,8 +532,7 @@ class OrderingBound {
     return a_.live->buffer_size(a_.alias->GetBuffer(b));
   }
 
-  // Made from scalars and buffers that are no node: it can be made right
-  // before its reader.
+  // Made from scalars and buffers that are no node: left out of the tree.
   bool MadeFromScalars(const HloInstruction& i) const {
     return absl::c_all_of(i.operands(), [&](const HloInstruction* op) {
       return !PlainBuffer(*op) || op->shape().ElementCount() <= 1;
@@ -424,13 +551,21 @@ class OrderingBound {
     while (!level.empty() && nodes_.size() < kMaxNodes) {
       std::vector<std::tuple<int64_t, int, const HloInstruction*, HloBuffer::Id>> candidates;
       for (int parent : level) {
-        std::vector<HloBuffer::Id> seen;
+        std::vector<std::tuple<int64_t, int, const HloInstruction*, HloBuffer::Id>> children;
         for (const HloInstruction* op : nodes_[parent].instruction->operands()) {
           const std::optional<HloBuffer::Id> b = PlainBuffer(*op);
-          if (!b || absl::c_linear_search(seen, *b) || MadeFromScalars(*op)) continue;
-          seen.push_back(*b);
-          candidates.push_back({-BufferBytes(*b), parent, op, *b});
+          if (!b || MadeFromScalars(*op) ||
+              absl::c_any_of(children, [&](const auto& c) { return std::get<3>(c) == *b; })) {
+            continue;
+          }
+          children.push_back({-BufferBytes(*b), parent, op, *b});
         }
+        // The largest few (an instruction may read many arrays: a tuple).
+        std::stable_sort(children.begin(), children.end(), [](const auto& x, const auto& y) {
+          return std::get<0>(x) < std::get<0>(y);
+        });
+        if (children.size() > kMaxChildren) children.resize(kMaxChildren);
+        candidates.insert(candidates.end(), children.begin(), children.end());
       }
       std::stable_sort(candidates.begin(), candidates.end(), [](const auto& x, const auto& y) {
         return std::get<0>(x) < std::get<0>(y);
@@ -450,22 +585,43 @@ class OrderingBound {
       }
       level = std::move(next);
     }
-    if (!branches) return false;
+    return branches;
+  }
+
+  // Each node's working set, and what is held there for `reader` (none:
+  // nullptr), as slots and other bytes.
+  void SetCosts(const HloInstruction* reader) {
     for (Node& n : nodes_) {
+      n.touched_slots = 0;
+      n.extra_bytes = 0;
       const int32_t id = a_.alias->dataflow_analysis().instruction_id(n.instruction);
-      for (auto t = std::lower_bound(touched_.begin(), touched_.end(),
-                                     std::make_pair(id, HloBuffer::Id{}));
-           t != touched_.end() && t->first == id; ++t) {
-        if (excluded_[t->second]) continue;
-        auto slot = absl::c_find_if(slots_, [&](const Slot& s) { return s.buffer == t->second; });
+      const auto first =
+          std::lower_bound(touched_.begin(), touched_.end(), std::make_pair(id, HloBuffer::Id{}));
+      const auto last = std::upper_bound(
+          first, touched_.end(), std::make_pair(id, std::numeric_limits<HloBuffer::Id>::max()));
+      auto add = [&](HloBuffer::Id b) {
+        if (excluded_[b]) return;
+        auto slot = absl::c_find_if(slots_, [&](const Slot& s) { return s.buffer == b; });
         if (slot != slots_.end()) {
           n.touched_slots |= uint32_t{1} << (slot - slots_.begin());
         } else {
-          n.extra_bytes += BufferBytes(t->second);
+          n.extra_bytes += BufferBytes(b);
         }
+      };
+      for (auto t = first; t != last; ++t) add(t->second);
+      if (reader == nullptr) continue;
+      auto it = held_.find(n.instruction);
+      if (it == held_.end()) continue;
+      std::vector<HloBuffer::Id> added;
+      for (const auto& [r, b] : it->second) {
+        if (r != reader || absl::c_linear_search(added, b) ||
+            std::binary_search(first, last, std::make_pair(id, b))) {
+          continue;
+        }
+        added.push_back(b);
+        add(b);
       }
     }
-    return true;
   }
 
   int64_t AllSlots() const { return SlotBytes((uint32_t{1} << slots_.size()) - 1); }
@@ -506,6 +662,8 @@ class OrderingBound {
   const std::vector<std::pair<int32_t, HloBuffer::Id>>& touched_;
   const std::vector<bool>& excluded_;
   const int64_t base_bytes_;
+  const HeldValues& held_;
+  const absl::flat_hash_set<const HloInstruction*> readers_;
   std::vector<Node> nodes_;
   std::vector<Slot> slots_;
   int64_t floor_ = 0;
@@ -580,6 +738,9 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
     }
     if (parameter[buffer.id()]) parameter_bytes += a.live->buffer_size(buffer);
   }
+  std::vector<bool> excluded(a.alias->buffer_count(), false);
+  for (size_t b = 0; b < excluded.size(); ++b) excluded[b] = parameter[b] || sinkable[b];
+  const HeldValues held = ValuesHeldBetweenUncopiedOps(a, excluded);
   std::vector<HloBuffer::Id> live;  // one instruction's working set and what its sites hold
   for (size_t k = 0; k < touched.size();) {
     const int32_t id = touched[k].first;
@@ -612,22 +773,48 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
       live.erase(std::unique(live.begin(), live.end()), live.end());
     }
     int64_t others = 0;
+    int64_t held_bytes = 0;
+    const HloInstruction* held_reader = nullptr;
     for (HloBuffer::Id b : live) {
-      if (!parameter[b] && !sinkable[b]) others += a.live->buffer_size(a.alias->GetBuffer(b));
+      if (!excluded[b]) others += a.live->buffer_size(a.alias->GetBuffer(b));
+    }
+    // And the most held there for one reader.
+    if (auto it = held.find(instr); it != held.end()) {
+      absl::flat_hash_map<const HloInstruction*, std::vector<HloBuffer::Id>> by_reader;
+      for (const auto& [reader, b] : it->second) {
+        std::vector<HloBuffer::Id>& buffers = by_reader[reader];
+        if (!absl::c_linear_search(buffers, b) &&
+            !std::binary_search(live.begin(), live.end(), b)) {
+          buffers.push_back(b);
+        }
+      }
+      for (const auto& [reader, buffers] : by_reader) {
+        int64_t bytes = 0;
+        for (HloBuffer::Id b : buffers) bytes += a.live->buffer_size(a.alias->GetBuffer(b));
+        if (bytes > held_bytes) {
+          held_bytes = bytes;
+          held_reader = reader;
+        }
+      }
+      others += held_bytes;
     }
     if (others + parameter_bytes > best.bound_bytes) {
       best.bound_bytes = others + parameter_bytes;
       best.bound_reason =
           absl::StrCat("the working set of ", Where(*instr), " with what is live throughout it");
+      if (held_reader != nullptr) {
+        absl::StrAppend(&best.bound_reason, ", ", held_bytes,
+                        " bytes of it made by instructions this pass never copies (loops, calls, "
+                        "copies, sorts, custom calls...) and read later by %",
+                        held_reader->name());
+      }
     }
   }
   if (best.resident_bytes > best.bound_bytes) {
     best.bound_bytes = best.resident_bytes;
     best.bound_reason = "the entry's parameters and outputs, live when it ends";
   }
-  std::vector<bool> excluded(a.alias->buffer_count(), false);
-  for (size_t b = 0; b < excluded.size(); ++b) excluded[b] = parameter[b] || sinkable[b];
-  OrderingBound ordering(a, touched, excluded, parameter_bytes);
+  OrderingBound ordering(a, touched, excluded, parameter_bytes, held);
   for (const auto& c : a.alias->module().computations()) {
     for (const auto& i : c->instructions()) {
       if (i->opcode() == HloOpcode::kCall || a.live->instruction_time(i.get()) < 0) continue;

@@ -106,9 +106,12 @@ struct WorkingSet {
   // or an async computation, the operands of the site that runs it (read at
   // the site's time, after the callee's instructions; loop state the pass
   // may take out of the loop excepted): a lower bound on the peak of any
-  // schedule, with or without recomputation. Higher where an instruction
-  // reads two arrays: whichever is made last is made while the other is live
-  // (OrderingBound in the .cc).
+  // schedule, with or without recomputation. Higher where what an
+  // instruction is made from must be made in some order, each array live
+  // until its reader runs (OrderingBound in the .cc), and where values the
+  // pass never copies (a loop's results, say) are live across it from their
+  // making to a reader it never copies either (ValuesHeldBetweenUncopiedOps):
+  // that part bounds the schedules this pass can make.
   int64_t bound_bytes = 0;
   std::string bound_reason;  // what reaches bound_bytes
 };
