@@ -321,81 +321,142 @@ absl::flat_hash_map<const HloComputation*, std::vector<HloBuffer::Id>> BuffersLi
 
 // Values live at an instruction in any schedule the pass can make: those it
 // never makes a copy of (loops, calls, copies, sorts, custom calls,
-// parameters: IsRematerializable is false), from their making to each reader
-// it never copies either. Every copy of an instruction made from such a value
-// (directly or not) and read, directly or not, by such a reader of it is made
+// parameters: IsRematerializable is false; the pass also clones
+// get-tuple-elements, which make no array), from their making to each
+// reader. Every copy of an instruction made from such a value (directly or
+// not) and feeding, directly or not, a copy of one of its readers is made
 // while the value is live: after the one making (its operands' copies lead
-// back to it) and before the one reading. Per instruction: (reader, buffer)
-// pairs. Data edges only (a copy has no control edges); the largest few
-// (value's maker, reader) pairs only.
-using HeldValues =
-    absl::flat_hash_map<const HloInstruction*,
-                        std::vector<std::pair<const HloInstruction*, HloBuffer::Id>>>;
+// back to it) and before that reader, which reads the value itself. Data
+// edges only (a copy has no control edges); the largest few (maker, reader)
+// pairs with work between them. Loop state the pass may sink is excluded
+// (SinkableElements): it changes what the loop reads.
+class HeldValues {
+ public:
+  static constexpr size_t kMaxPairs = 16;
+  static constexpr size_t kMaxTries = 64;
 
-constexpr size_t kMaxHeldPairs = 16;
-
-HeldValues ValuesHeldBetweenUncopiedOps(const Analyses& a, const std::vector<bool>& excluded) {
-  const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
-  // (maker, reader) -> buffers, in order of first sight.
-  std::vector<std::tuple<const HloInstruction*, const HloInstruction*, std::vector<HloBuffer::Id>>>
-      pairs;
-  absl::flat_hash_map<std::pair<const HloInstruction*, const HloInstruction*>, size_t> index;
-  for (const auto& value : df.values()) {
-    const HloInstruction* maker = value->defining_instruction();
-    if (!value->shape().IsArray() || IsRematerializable(*maker) ||
-        a.live->instruction_time(maker) < 0) {
-      continue;
-    }
-    const HloBuffer& buffer = a.BufferOf(*value);
-    if (a.RangeOf(buffer) == nullptr || excluded[buffer.id()]) continue;
-    for (const HloUse& use : value->uses()) {
-      const HloInstruction* reader = use.instruction;
-      if (reader == maker || reader->parent() != maker->parent() || IsRematerializable(*reader) ||
-          a.live->instruction_time(reader) < 0) {
+  HeldValues(const Analyses& a, const std::vector<bool>& excluded) {
+    const HloDataflowAnalysis& df = a.alias->dataflow_analysis();
+    struct Candidate {
+      const HloInstruction* maker;
+      const HloInstruction* reader;
+      std::vector<HloBuffer::Id> buffers;
+      int64_t bytes = 0;
+    };
+    std::vector<Candidate> candidates;
+    absl::flat_hash_map<std::pair<const HloInstruction*, const HloInstruction*>, size_t> index;
+    for (const auto& value : df.values()) {
+      const HloInstruction* maker = value->defining_instruction();
+      if (!value->shape().IsArray() || IsRematerializable(*maker) ||
+          a.live->instruction_time(maker) < 0) {
         continue;
       }
-      auto [it, added] = index.try_emplace(std::make_pair(maker, reader), pairs.size());
-      if (added) pairs.push_back({maker, reader, {}});
-      std::vector<HloBuffer::Id>& buffers = std::get<2>(pairs[it->second]);
-      if (!absl::c_linear_search(buffers, buffer.id())) buffers.push_back(buffer.id());
+      const HloBuffer& buffer = a.BufferOf(*value);
+      if (a.RangeOf(buffer) == nullptr || excluded[buffer.id()]) continue;
+      for (const HloUse& use : value->uses()) {
+        const HloInstruction* reader = use.instruction;
+        if (reader == maker || reader->parent() != maker->parent() ||
+            a.live->instruction_time(reader) < 0) {
+          continue;
+        }
+        auto [it, added] = index.try_emplace(std::make_pair(maker, reader), candidates.size());
+        if (added) candidates.push_back({maker, reader});
+        Candidate& c = candidates[it->second];
+        if (!absl::c_linear_search(c.buffers, buffer.id())) {
+          c.buffers.push_back(buffer.id());
+          c.bytes += a.live->buffer_size(buffer);
+        }
+      }
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& x, const Candidate& y) { return x.bytes > y.bytes; });
+    if (candidates.size() > kMaxTries) candidates.resize(kMaxTries);
+    for (Candidate& c : candidates) {
+      if (pairs_.size() == kMaxPairs) break;
+      const std::vector<const HloInstruction*> between = Between(a, *c.maker, *c.reader);
+      if (between.empty()) continue;
+      const uint32_t bit = uint32_t{1} << pairs_.size();
+      absl::c_sort(c.buffers);
+      pairs_.push_back({c.reader, std::move(c.buffers)});
+      for (const HloInstruction* i : between) between_[i] |= bit;
+      readers_.insert(c.reader);
     }
   }
-  auto bytes = [&](const std::vector<HloBuffer::Id>& buffers) {
-    int64_t sum = 0;
-    for (HloBuffer::Id b : buffers) sum += a.live->buffer_size(a.alias->GetBuffer(b));
-    return sum;
+
+  // The readers some value is held for at `i`, in the pairs' order.
+  std::vector<const HloInstruction*> ReadersAt(const HloInstruction& i) const {
+    std::vector<const HloInstruction*> readers;
+    for (uint32_t bits = BitsAt(i); bits != 0; bits &= bits - 1) {
+      const HloInstruction* r = pairs_[std::countr_zero(bits)].reader;
+      if (!absl::c_linear_search(readers, r)) readers.push_back(r);
+    }
+    return readers;
+  }
+
+  // The buffers held at `i` for `reader`, sorted, each once.
+  std::vector<HloBuffer::Id> At(const HloInstruction& i, const HloInstruction* reader) const {
+    std::vector<HloBuffer::Id> buffers;
+    for (uint32_t bits = BitsAt(i); bits != 0; bits &= bits - 1) {
+      const Pair& p = pairs_[std::countr_zero(bits)];
+      if (p.reader == reader) buffers.insert(buffers.end(), p.buffers.begin(), p.buffers.end());
+    }
+    absl::c_sort(buffers);
+    buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
+    return buffers;
+  }
+
+  bool IsReader(const HloInstruction& i) const { return readers_.contains(&i); }
+
+ private:
+  struct Pair {
+    const HloInstruction* reader;
+    std::vector<HloBuffer::Id> buffers;
   };
-  std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& x, const auto& y) {
-    return bytes(std::get<2>(x)) > bytes(std::get<2>(y));
-  });
-  if (pairs.size() > kMaxHeldPairs) pairs.resize(kMaxHeldPairs);
-  HeldValues held;
-  for (const auto& [maker, reader, buffers] : pairs) {
-    absl::flat_hash_set<const HloInstruction*> after = {maker};  // made from maker
-    std::vector<const HloInstruction*> work = {maker};
+
+  uint32_t BitsAt(const HloInstruction& i) const {
+    auto it = between_.find(&i);
+    return it == between_.end() ? 0 : it->second;
+  }
+
+  // What is made from `maker` and feeds `reader`, neither included. Every
+  // such instruction runs before the reader in this schedule: the search
+  // from the maker stops at the reader's time.
+  static std::vector<const HloInstruction*> Between(const Analyses& a, const HloInstruction& maker,
+                                                    const HloInstruction& reader) {
+    const int64_t end = a.live->instruction_time(&reader);
+    absl::flat_hash_set<const HloInstruction*> after;  // made from maker, before the reader
+    std::vector<const HloInstruction*> work = {&maker};
     while (!work.empty()) {
       const HloInstruction* i = work.back();
       work.pop_back();
       for (const HloInstruction* u : i->users()) {
-        if (after.insert(u).second) work.push_back(u);
+        const int64_t t = a.live->instruction_time(u);
+        if (t >= 0 && t < end && after.insert(u).second) work.push_back(u);
       }
     }
-    absl::flat_hash_set<const HloInstruction*> before = {reader};  // reader made from them
-    work = {reader};
+    std::vector<const HloInstruction*> between;
+    absl::flat_hash_set<const HloInstruction*> seen;
+    work = {&reader};
     while (!work.empty()) {
       const HloInstruction* i = work.back();
       work.pop_back();
       for (const HloInstruction* o : i->operands()) {
-        if (after.contains(o) && before.insert(o).second) work.push_back(o);
+        if (o != &maker && after.contains(o) && seen.insert(o).second) {
+          between.push_back(o);
+          work.push_back(o);
+        }
       }
     }
-    for (const HloInstruction* i : before) {
-      if (i == maker || i == reader) continue;
-      for (HloBuffer::Id b : buffers) held[i].push_back({reader, b});
-    }
+    absl::c_sort(between, [&](const HloInstruction* x, const HloInstruction* y) {
+      return a.live->instruction_time(x) < a.live->instruction_time(y);
+    });
+    return between;
   }
-  return held;
-}
+
+  std::vector<Pair> pairs_;
+  absl::flat_hash_map<const HloInstruction*, uint32_t> between_;
+  absl::flat_hash_set<const HloInstruction*> readers_;
+};
 
 // Every array an instruction reads is made before it runs and stays live
 // until then, in any schedule, recomputed or not (the copy it reads, too).
@@ -428,7 +489,6 @@ class OrderingBound {
         excluded_(excluded),
         base_bytes_(base_bytes),
         held_(held),
-        readers_(Readers(held)),
         memo_(size_t{1} << kMaxNodes),
         memo_generation_(size_t{1} << kMaxNodes, 0) {}
 
@@ -438,11 +498,9 @@ class OrderingBound {
   int64_t ForInstruction(const HloInstruction& i, int64_t above, std::string& why) {
     if (!BuildTree(i)) return 0;
     std::vector<const HloInstruction*> readers = {nullptr};  // nullptr: none
-    if (readers_.contains(&i)) readers.push_back(&i);
-    if (auto it = held_.find(&i); it != held_.end()) {
-      for (const auto& [reader, buffer] : it->second) {
-        if (!absl::c_linear_search(readers, reader)) readers.push_back(reader);
-      }
+    if (held_.IsReader(i)) readers.push_back(&i);
+    for (const HloInstruction* reader : held_.ReadersAt(i)) {
+      if (reader != &i) readers.push_back(reader);
     }
     int64_t best = 0;
     for (const HloInstruction* reader : readers) {
@@ -455,14 +513,6 @@ class OrderingBound {
  private:
   static constexpr int kMaxNodes = 16;
   static constexpr size_t kMaxChildren = 6;
-
-  static absl::flat_hash_set<const HloInstruction*> Readers(const HeldValues& held) {
-    absl::flat_hash_set<const HloInstruction*> readers;
-    for (const auto& [i, pairs] : held) {
-      for (const auto& [reader, buffer] : pairs) readers.insert(reader);
-    }
-    return readers;
-  }
 
   int64_t ForReader(const HloInstruction& i, const HloInstruction* reader, int64_t above,
                     std::string& why) {
@@ -610,16 +660,8 @@ class OrderingBound {
       };
       for (auto t = first; t != last; ++t) add(t->second);
       if (reader == nullptr) continue;
-      auto it = held_.find(n.instruction);
-      if (it == held_.end()) continue;
-      std::vector<HloBuffer::Id> added;
-      for (const auto& [r, b] : it->second) {
-        if (r != reader || absl::c_linear_search(added, b) ||
-            std::binary_search(first, last, std::make_pair(id, b))) {
-          continue;
-        }
-        added.push_back(b);
-        add(b);
+      for (HloBuffer::Id b : held_.At(*n.instruction, reader)) {
+        if (!std::binary_search(first, last, std::make_pair(id, b))) add(b);
       }
     }
   }
@@ -663,7 +705,6 @@ class OrderingBound {
   const std::vector<bool>& excluded_;
   const int64_t base_bytes_;
   const HeldValues& held_;
-  const absl::flat_hash_set<const HloInstruction*> readers_;
   std::vector<Node> nodes_;
   std::vector<Slot> slots_;
   int64_t floor_ = 0;
@@ -740,7 +781,7 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
   }
   std::vector<bool> excluded(a.alias->buffer_count(), false);
   for (size_t b = 0; b < excluded.size(); ++b) excluded[b] = parameter[b] || sinkable[b];
-  const HeldValues held = ValuesHeldBetweenUncopiedOps(a, excluded);
+  const HeldValues held(a, excluded);
   std::vector<HloBuffer::Id> live;  // one instruction's working set and what its sites hold
   for (size_t k = 0; k < touched.size();) {
     const int32_t id = touched[k].first;
@@ -779,25 +820,19 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
       if (!excluded[b]) others += a.live->buffer_size(a.alias->GetBuffer(b));
     }
     // And the most held there for one reader.
-    if (auto it = held.find(instr); it != held.end()) {
-      absl::flat_hash_map<const HloInstruction*, std::vector<HloBuffer::Id>> by_reader;
-      for (const auto& [reader, b] : it->second) {
-        std::vector<HloBuffer::Id>& buffers = by_reader[reader];
-        if (!absl::c_linear_search(buffers, b) &&
-            !std::binary_search(live.begin(), live.end(), b)) {
-          buffers.push_back(b);
+    for (const HloInstruction* reader : held.ReadersAt(*instr)) {
+      int64_t bytes = 0;
+      for (HloBuffer::Id b : held.At(*instr, reader)) {
+        if (!std::binary_search(live.begin(), live.end(), b)) {
+          bytes += a.live->buffer_size(a.alias->GetBuffer(b));
         }
       }
-      for (const auto& [reader, buffers] : by_reader) {
-        int64_t bytes = 0;
-        for (HloBuffer::Id b : buffers) bytes += a.live->buffer_size(a.alias->GetBuffer(b));
-        if (bytes > held_bytes) {
-          held_bytes = bytes;
-          held_reader = reader;
-        }
+      if (bytes > held_bytes) {
+        held_bytes = bytes;
+        held_reader = reader;
       }
-      others += held_bytes;
     }
+    others += held_bytes;
     if (others + parameter_bytes > best.bound_bytes) {
       best.bound_bytes = others + parameter_bytes;
       best.bound_reason =
@@ -805,7 +840,7 @@ WorkingSet ComputeLargestWorkingSet(const Analyses& a) {
       if (held_reader != nullptr) {
         absl::StrAppend(&best.bound_reason, ", ", held_bytes,
                         " bytes of it made by instructions this pass never copies (loops, calls, "
-                        "copies, sorts, custom calls...) and read later by %",
+                        "copies, sorts, custom calls...) and read by %",
                         held_reader->name());
       }
     }

@@ -110,8 +110,8 @@ struct WorkingSet {
   // instruction is made from must be made in some order, each array live
   // until its reader runs (OrderingBound in the .cc), and where values the
   // pass never copies (a loop's results, say) are live across it from their
-  // making to a reader it never copies either (ValuesHeldBetweenUncopiedOps):
-  // that part bounds the schedules this pass can make.
+  // making to a reader it feeds (HeldValues): that part bounds the schedules
+  // this pass can make.
   int64_t bound_bytes = 0;
   std::string bound_reason;  // what reaches bound_bytes
 };

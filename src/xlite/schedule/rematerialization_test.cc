@@ -612,7 +612,7 @@ ENTRY e {
                                 "the working set of %c in %e with what is live throughout it, 1024 "
                                 "bytes of it made by instructions this pass never copies"))
       << floor->bound_reason;
-  EXPECT_TRUE(absl::StrContains(floor->bound_reason, "read later by %l2")) << floor->bound_reason;
+  EXPECT_TRUE(absl::StrContains(floor->bound_reason, "read by %l2")) << floor->bound_reason;
   absl::StatusOr<int64_t> peak = Peak(*m);
   ASSERT_TRUE(peak.ok()) << peak.status();
   EXPECT_EQ(*peak, 5124);
