@@ -1711,6 +1711,8 @@ class Rematerializer {
 
   // A clone of `i` reading `operands` (shares a reduction's to_apply; a
   // fusion gets its own body).
+  // Only IsRematerializable instructions and get-tuple-elements (no array of
+  // their own) come here: the lower bound's HeldValues relies on it.
   HloInstruction* CloneInstruction(HloInstruction* i, const std::string& origin,
                                    const std::vector<HloInstruction*>& operands) {
     auto instr = std::make_unique<HloInstruction>(
