@@ -34,9 +34,10 @@ test: build fuzz-build
 	$(MLIR_FUZZ) bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/mlir_parser_fuzzer $(FUZZ_SECONDS)
 	$(VHLO_FUZZ) bash tests/fuzz/smoke.sh $(FUZZ_BUILD)/bin/vhlo_bytecode_fuzzer $(FUZZ_SECONDS)
 
-# The CPU backend over the whole XLA corpus (make test runs every 4th module).
+# The CPU backend over the whole XLA corpus, and command buffers and whole-loop
+# kernels against the thunks alone (make test runs every 4th module).
 conformance: build
-	cd $(BUILD) && XLITE_CONFORMANCE_FULL=1 ctest -R cpu_conformance_test --output-on-failure
+	cd $(BUILD) && XLITE_CONFORMANCE_FULL=1 ctest -R 'cpu_conformance_test|command_buffer_corpus_test' --output-on-failure
 
 # -O1, as libFuzzer's documentation builds fuzz targets: the smoke runs are
 # time-bound; -O1 with line tables compiles the sanitized readers ~15% faster

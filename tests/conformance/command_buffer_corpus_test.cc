@@ -13,15 +13,18 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/jax_corpus_util.h"
 #include "tests/conformance/xla_corpus_util.h"
 #include "xlite/compiler.h"
+#include "xlite/eval/evaluator.h"
 #include "xlite/eval/fake_data.h"
 #include "xlite/ir/elided_constants.h"
 #include "xlite/runtime/task_runner.h"
@@ -37,6 +40,9 @@ namespace fs = std::filesystem;
 
 // Arguments of more elements are not made (time and memory in make test).
 constexpr int64_t kArgumentElementBudget = 16'000'000;
+// The full run's budget for the interpreter on a module with control flow.
+constexpr double kInterpreterSeconds = 10;
+constexpr int64_t kInterpreterElements = 250'000'000;
 
 fs::path Corpus() {
   const char* env = std::getenv("XLITE_CORPUS");
@@ -106,6 +112,7 @@ struct Counts {
   int64_t converted = 0;
   int with_converted = 0;
   std::vector<std::string> problems;
+  std::map<std::string, int> both_fail_codes;  // status code -> modules
 };
 
 // Counts how `converted` compares with `reference` (the thunks alone).
@@ -118,6 +125,7 @@ void Count(const std::string& name, const Run& converted, const Run& reference, 
   if (!on.ok() || !off.ok()) {
     if (!on.ok() && !off.ok() && on.status() == off.status()) {
       ++counts.both_fail;
+      ++counts.both_fail_codes[absl::StatusCodeToString(off.status().code())];
       return;
     }
     ++counts.one_fails;
@@ -163,6 +171,11 @@ void Print(const std::string& what, const std::string& converted, const Counts& 
       "%d modules got %d %s\n",
       what, c.compared, c.identical, c.differ, c.both_fail, c.one_fails, c.with_converted,
       c.converted, converted);
+  if (!c.both_fail_codes.empty()) {
+    std::vector<std::string> codes;
+    for (const auto& [code, n] : c.both_fail_codes) codes.push_back(absl::StrCat(code, " ", n));
+    std::cout << "  failing alike: " << absl::StrJoin(codes, ", ") << "\n";
+  }
   for (const std::string& p : c.problems) std::cout << "  " << p << "\n";
 }
 
@@ -202,7 +215,7 @@ TEST(CommandBufferCorpus, XlaCorpusReplaysBitIdentically) {
   const bool full = full_env != nullptr && std::string(full_env) == "1";
   std::ifstream manifest = xla_corpus::OpenManifest(dir);
   BothCounts counts;
-  int candidates = 0, no_arguments = 0;
+  int candidates = 0, no_arguments = 0, unfinished = 0;
   const auto start = std::chrono::steady_clock::now();
   xla_corpus::ModuleFile file;
   while (xla_corpus::NextModuleFile(manifest, dir, file)) {
@@ -233,13 +246,31 @@ TEST(CommandBufferCorpus, XlaCorpusReplaysBitIdentically) {
       ++no_arguments;
       continue;
     }
+    // A loop's trip count may come from the random arguments (and never
+    // end): in the full run, a module with control flow goes on only if
+    // the interpreter finishes it within a budget (the compiled code is
+    // faster). The sampled run's modules all finish.
+    if (full && HasControlFlow(**m)) {
+      EvalOptions budget;
+      budget.max_seconds = kInterpreterSeconds;
+      budget.max_total_elements = kInterpreterElements;
+      if (!Evaluate(**m, *args, budget).ok()) {
+        ++unfinished;
+        continue;
+      }
+    }
     Compare(file.path, make, *args, HasControlFlow(**m), counts);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "\nCommand buffers and loop kernels vs thunks over the XLA corpus ("
             << (full ? "all" : "every 4th") << " single-device module, " << seconds << " s; "
-            << no_arguments << " without arguments to run on)\n";
+            << no_arguments << " without arguments to run on";
+  if (full) {
+    std::cout << ", " << unfinished << " with control flow the interpreter did not finish in "
+              << kInterpreterSeconds << " s";
+  }
+  std::cout << ")\n";
   Print("XLA corpus, command buffers", "command buffers", counts.command_buffers);
   Print("XLA corpus, loop kernels (modules with control flow)", "loop kernels",
         counts.loop_kernels);
