@@ -1658,11 +1658,13 @@ std::vector<float> SampledFloats(std::initializer_list<float> specials) {
   return x;
 }
 
-// Each of `ops` (unary HLO opcodes) of f32 `x`, compiled as a kernel of its
-// own and run with gradual underflow; empty after a failure (reported).
-std::vector<std::vector<float>> RunUnaryF32(const std::vector<float>& x,
-                                            const std::vector<std::string>& ops) {
-  const std::string shape = "f32[" + std::to_string(x.size()) + "]";
+// Each of `ops` (unary HLO opcodes) of `x` (f32 or f64), compiled as a
+// kernel of its own and run with gradual underflow; empty after a failure
+// (reported).
+template <typename T>
+std::vector<std::vector<T>> RunUnary(const std::vector<T>& x, const std::vector<std::string>& ops) {
+  const std::string shape =
+      std::string(sizeof(T) == 4 ? "f32[" : "f64[") + std::to_string(x.size()) + "]";
   std::string text = "HloModule m\nENTRY e {\n  x = " + shape + " parameter(0)\n";
   std::string shapes, names;
   for (size_t k = 0; k < ops.size(); ++k) {
@@ -1686,13 +1688,18 @@ std::vector<std::vector<float>> RunUnaryF32(const std::vector<float>& x,
     ADD_FAILURE() << kernels.status();
     return {};
   }
-  std::vector<std::vector<float>> results(ops.size(), std::vector<float>(x.size()));
+  std::vector<std::vector<T>> results(ops.size(), std::vector<T>(x.size()));
   ScopedFlushDenormals gradual(false);
   for (size_t k = 0; k < ops.size(); ++k) {
-    void* buffers[] = {const_cast<float*>(x.data()), results[k].data()};
+    void* buffers[] = {const_cast<T*>(x.data()), results[k].data()};
     (*kernels)[k].function(buffers, 0, 1);
   }
   return results;
+}
+
+std::vector<std::vector<float>> RunUnaryF32(const std::vector<float>& x,
+                                            const std::vector<std::string>& ops) {
+  return RunUnary<float>(x, ops);
 }
 
 // exp of f32 is an inline polynomial (so fusions holding it vectorize):
@@ -1867,6 +1874,144 @@ TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
   EXPECT_LE(worst_sin, kLibmvecF32MaxUlp);
   EXPECT_LE(worst_cos, kLibmvecF32MaxUlp);
   EXPECT_LE(worst_pow, kLibmvecF32MaxUlp);
+}
+
+// The distance in representable doubles between a and b (same sign).
+int64_t UlpDistance64(double a, double b) {
+  auto ordered = [](double d) {
+    int64_t i;
+    std::memcpy(&i, &d, 8);
+    return i < 0 ? std::numeric_limits<int64_t>::min() - i : i;
+  };
+  const int64_t oa = ordered(a), ob = ordered(b);
+  return oa > ob ? oa - ob : ob - oa;
+}
+
+// The libm functions LLVM 16's table does not map, mapped to glibc's libmvec
+// (XLITE_LIBMVEC_EXTRAS): tan, the hyperbolic and inverse trigonometric
+// functions, cbrt, expm1 and atan2 in f32 and f64, and f64 tanh, log1p, erf.
+// Every 1021st float pattern (and 4.2 M spread doubles) against the correctly
+// rounded value (computed in double, and long double for f64): NaN exactly
+// where the reference is NaN, within glibc's 4 ulp where it is normal or
+// infinite; on an AVX2 host the kernels call the vector variants.
+struct MathCase {
+  const char* op;
+  double (*reference)(double);
+  long double (*reference_long)(long double);
+};
+
+TEST(CodegenAccuracy, MoreLibmFunctionsVectorizeWithinTheirUlpBounds) {
+  const MathCase cases[] = {{"tan", ::tan, ::tanl},
+                            {"sinh", ::sinh, ::sinhl},
+                            {"cosh", ::cosh, ::coshl},
+                            {"asin", ::asin, ::asinl},
+                            {"acos", ::acos, ::acosl},
+                            {"atan", ::atan, ::atanl},
+                            {"asinh", ::asinh, ::asinhl},
+                            {"acosh", ::acosh, ::acoshl},
+                            {"atanh", ::atanh, ::atanhl},
+                            {"cbrt", ::cbrt, ::cbrtl},
+                            {"exponential-minus-one", ::expm1, ::expm1l}};
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x =
+      SampledFloats({0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-30f, 88.7f, 89.5f, 1e30f, inf, -inf});
+  std::vector<std::string> ops;
+  for (const MathCase& c : cases) ops.push_back(c.op);
+  const std::vector<std::vector<float>> r32 = RunUnary<float>(x, ops);
+  ASSERT_EQ(r32.size(), ops.size());
+  // Doubles: a pattern every 2^42, all signs and exponents, and the specials.
+  std::vector<double> xd;
+  for (uint64_t bits = 0x1234; bits < ~uint64_t{0} - (uint64_t{1} << 42);
+       bits += uint64_t{1} << 42) {
+    double d;
+    std::memcpy(&d, &bits, 8);
+    if (!std::isnan(d)) xd.push_back(d);
+  }
+  for (float f : {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 710.0f, 1e300f, inf, -inf}) xd.push_back(f);
+  std::vector<std::string> ops64 = ops;
+  ops64.insert(ops64.end(), {"tanh", "log-plus-one", "erf"});
+  const std::vector<std::vector<double>> r64 = RunUnary<double>(xd, ops64);
+  ASSERT_EQ(r64.size(), ops64.size());
+  const MathCase more64[] = {
+      {"tanh", ::tanh, ::tanhl}, {"log-plus-one", ::log1p, ::log1pl}, {"erf", ::erf, ::erfl}};
+  std::string table;
+  for (size_t k = 0; k < ops64.size(); ++k) {
+    const MathCase& c = k < std::size(cases) ? cases[k] : more64[k - std::size(cases)];
+    int64_t worst32 = 0, worst64 = 0;
+    if (k < std::size(cases)) {
+      for (size_t i = 0; i < x.size(); ++i) {
+        const float expected = static_cast<float>(c.reference(x[i]));
+        const float got = r32[k][i];
+        ASSERT_EQ(std::isnan(got), std::isnan(expected)) << c.op << "(" << x[i] << ") = " << got;
+        if (std::isnan(expected) || std::signbit(got) != std::signbit(expected) ||
+            !(std::fabs(expected) >= std::numeric_limits<float>::min())) {
+          continue;  // NaN, or a zero or denormal result (flushed or signed otherwise)
+        }
+        worst32 = std::max(worst32, UlpDistance(got, expected));
+        ASSERT_LE(worst32, kLibmvecF32MaxUlp)
+            << c.op << "(" << x[i] << ") = " << got << " vs " << expected;
+      }
+    }
+    for (size_t i = 0; i < xd.size(); ++i) {
+      const double expected = static_cast<double>(c.reference_long(xd[i]));
+      const double got = r64[k][i];
+      ASSERT_EQ(std::isnan(got), std::isnan(expected)) << c.op << "(" << xd[i] << ") = " << got;
+      if (std::isnan(expected) || std::signbit(got) != std::signbit(expected) ||
+          !(std::fabs(expected) >= std::numeric_limits<double>::min())) {
+        continue;
+      }
+      worst64 = std::max(worst64, UlpDistance64(got, expected));
+      ASSERT_LE(worst64, kLibmvecF32MaxUlp)
+          << c.op << "(" << xd[i] << ") = " << got << " vs " << expected;
+    }
+    absl::StrAppend(&table, " ", c.op, " ", k < std::size(cases) ? std::to_string(worst32) : "-",
+                    "/", worst64);
+  }
+  std::printf("libmvec extras, max ulp f32/f64:%s (%zu f32, %zu f64 inputs)\n", table.c_str(),
+              x.size(), xd.size());
+  // atan2 of f32 on (x, x reversed); the kernels call the vector variants
+  // where the JIT maps them (AVX2).
+  const std::string dir = ::testing::TempDir() + "/codegen_libmvec_extras";
+  std::unique_ptr<Jit> jit = DumpingJit(dir);
+  ASSERT_NE(jit, nullptr);
+  const std::string f32n = "f32[" + std::to_string(x.size()) + "]";
+  const std::string f64n = "f64[" + std::to_string(x.size()) + "]";
+  auto module = ParseHloModule("HloModule m\nENTRY e {\n  x = " + f32n +
+                               " parameter(0)\n  y = " + f32n + " parameter(1)\n  t = " + f32n +
+                               " tan(x)\n  a = " + f32n + " atan2(x, y)\n  d = " + f64n +
+                               " convert(x)\n  s = " + f64n + " sinh(d)\n  ROOT r = (" + f32n +
+                               ", " + f32n + ", " + f64n + ") tuple(t, a, s)\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  auto kernels = jit->Compile(
+      {KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}, KernelSpec{root->operand(2)}},
+      "module_0001.m");
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  const std::vector<float> y(x.rbegin(), x.rend());
+  std::vector<float> a(x.size());
+  {
+    void* buffers[] = {const_cast<float*>(x.data()), const_cast<float*>(y.data()), a.data()};
+    ScopedFlushDenormals gradual(false);
+    (*kernels)[1].function(buffers, 0, 1);
+  }
+  int64_t worst_atan2 = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float expected = static_cast<float>(std::atan2(double{x[i]}, double{y[i]}));
+    ASSERT_EQ(std::isnan(a[i]), std::isnan(expected)) << x[i] << ", " << y[i];
+    if (std::isnan(expected) || std::signbit(a[i]) != std::signbit(expected) ||
+        !(std::fabs(expected) >= std::numeric_limits<float>::min())) {
+      continue;
+    }
+    worst_atan2 = std::max(worst_atan2, UlpDistance(a[i], expected));
+  }
+  std::printf("libmvec atan2 f32: max %lld ulp\n", static_cast<long long>(worst_atan2));
+  EXPECT_LE(worst_atan2, kLibmvecF32MaxUlp);
+  if (absl::StrContains(jit->cpu_features(), "+avx2")) {
+    const std::string optimized = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
+    EXPECT_NE(optimized.find("@_ZGVdN8v_tanf"), std::string::npos);
+    EXPECT_NE(optimized.find("@_ZGVdN8vv_atan2f"), std::string::npos);
+    EXPECT_NE(optimized.find("@_ZGVdN4v_sinh"), std::string::npos);
+  }
 }
 
 // f32 -> bf16 has its own short rounding sequence: every f32 whose low half

@@ -233,35 +233,13 @@ bool CallsScalarLibrary(const HloInstruction& instr) {
     return IsComplexHelperOp(op);
   }
   if (!IsFloatingPoint(type)) return false;
-  switch (op) {
-    case HloOpcode::kTanh:  // inline approximations below f64, libm for f64
-    case HloOpcode::kLog1p:
-    case HloOpcode::kErf:
-      return type == PrimitiveType::F64;
-    case HloOpcode::kExp:  // inline below f64; f64 through libmvec (jit.cc)
-    case HloOpcode::kLogistic:
-    case HloOpcode::kLog:
-    case HloOpcode::kSin:  // llvm.sin/cos/pow: libmvec's vector variants
-    case HloOpcode::kCos:
-    case HloOpcode::kPower:
-      return false;
-    case HloOpcode::kCbrt:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kTan:
-    case HloOpcode::kSinh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kRemainder:
-      return true;
-    default:
-      return false;
-  }
+  // Inline approximations (f32 tanh, exp, logistic, log, log1p, erf), and
+  // libm calls LLVM turns into libmvec's vector variants in loops on AVX2
+  // hosts (sin, cos, pow and f64 exp, log through its own table; tan, the
+  // hyperbolic and inverse trigonometric functions, cbrt, expm1, atan2 and
+  // f64 tanh, log1p, erf through XLITE_LIBMVEC_EXTRAS): all vector code.
+  // fmod (remainder) has no vector variant.
+  return op == HloOpcode::kRemainder;
 }
 
 absl::StatusOr<Value*> IrEmitter::EmitElementwise(const HloInstruction& instr,
@@ -482,7 +460,7 @@ absl::StatusOr<Value*> IrEmitter::EmitUnary(const HloInstruction& instr, Value* 
     Value* v = ToCompute(type, x);
     llvm::Type* t = v->getType();
     auto one = [&]() { return llvm::ConstantFP::get(t, 1.0); };
-    auto libm = [&](const char* name) { return CallC(LibmName(name, t).c_str(), t, {v}); };
+    auto libm = [&](const char* name) { return CallMath(LibmName(name, t), t, {v}); };
     auto intrinsic = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, v); };
     Value* r = nullptr;
     switch (op) {
@@ -652,7 +630,7 @@ absl::StatusOr<Value*> IrEmitter::EmitBinary(const HloInstruction& instr, Value*
         r = b_.CreateFRem(a, c);  // fmod
         break;
       case HloOpcode::kAtan2:
-        r = CallC(LibmName("atan2", t).c_str(), t, {a, c});
+        r = CallMath(LibmName("atan2", t), t, {a, c});
         break;
       case HloOpcode::kMaximum:
       case HloOpcode::kMinimum: {

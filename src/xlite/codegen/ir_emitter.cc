@@ -853,4 +853,14 @@ llvm::Value* IrEmitter::CallC(const char* name, llvm::Type* result,
   return b_.CreateCall(callee, args);
 }
 
+llvm::Value* IrEmitter::CallMath(const std::string& name, llvm::Type* result,
+                                 llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* call = CallC(name.c_str(), result, args);
+  if (auto* fn = module_.getFunction(name)) {
+    fn->setDoesNotAccessMemory();
+    fn->setWillReturn();
+  }
+  return call;
+}
+
 }  // namespace xlite::codegen

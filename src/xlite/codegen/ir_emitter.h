@@ -162,6 +162,10 @@ class IrEmitter {
 
   // A call of a C function taking and returning `type` values (libm, helpers).
   llvm::Value* CallC(const char* name, llvm::Type* result, llvm::ArrayRef<llvm::Value*> args);
+  // A libm function: as CallC, declared as touching no memory (errno is not
+  // read), so the loop vectorizer may use its libmvec variant (jit.cc).
+  llvm::Value* CallMath(const std::string& name, llvm::Type* result,
+                        llvm::ArrayRef<llvm::Value*> args);
 
  private:
   // The llvm.loop properties `hints` asks for (none by default).

@@ -47,6 +47,16 @@
 namespace xlite::codegen {
 namespace {
 
+const std::vector<llvm::VecDesc>& LibmvecExtras() {
+  static const auto* table = new std::vector<llvm::VecDesc>{
+#define XLITE_VEC_DESC(scalar, vector, lanes) \
+  {#scalar, #vector, llvm::ElementCount::getFixed(lanes)},
+      XLITE_LIBMVEC_EXTRAS(XLITE_VEC_DESC)
+#undef XLITE_VEC_DESC
+  };
+  return *table;
+}
+
 std::string ErrorText(llvm::Error error) {
   std::string text;
   llvm::handleAllErrors(std::move(error),
@@ -336,6 +346,10 @@ void Jit::Impl::Optimize(llvm::Module& module, llvm::TargetMachine& machine) con
   if (absl::StrContains(features, "+avx2")) {
     library_info.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
                                                     machine.getTargetTriple());
+    // glibc 2.35's other vector functions, which LLVM 16's table lacks: the
+    // emitter's libm calls of these (marked as touching no memory) vectorize
+    // too.
+    library_info.addVectorizableFunctions(LibmvecExtras());
   }
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
   passes.registerModuleAnalyses(mam);

@@ -145,6 +145,9 @@ extern "C" {
 #define XLITE_DECLARE(symbol) void symbol();
 XLITE_LIBMVEC_SYMBOLS(XLITE_DECLARE)
 #undef XLITE_DECLARE
+#define XLITE_DECLARE_EXTRA(scalar, vector, lanes) void vector();
+XLITE_LIBMVEC_EXTRAS(XLITE_DECLARE_EXTRA)
+#undef XLITE_DECLARE_EXTRA
 }
 
 }  // namespace
@@ -201,6 +204,9 @@ const std::vector<std::pair<const char*, void*>>& KernelRuntimeSymbols() {
 #define XLITE_ENTRY(symbol) {#symbol, Address(&symbol)},
       XLITE_LIBMVEC_SYMBOLS(XLITE_ENTRY)
 #undef XLITE_ENTRY
+#define XLITE_EXTRA_ENTRY(scalar, vector, lanes) {#vector, Address(&vector)},
+          XLITE_LIBMVEC_EXTRAS(XLITE_EXTRA_ENTRY)
+#undef XLITE_EXTRA_ENTRY
       // LLVM turns copy and fill loops into calls of these.
       {"memcpy", Address(&::memcpy)},
       {"memmove", Address(&::memmove)},

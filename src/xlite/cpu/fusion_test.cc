@@ -48,9 +48,9 @@ TEST(LoopFusion, FusesAChainIntoOneKernel) {
 }
 
 // ew_chain_16M's tanh(0.7x + 0.1) * x + 1 is one fusion (tanh of f32
-// vectorizes), and so is the same with log or sine (libmvec); with tan, a
-// scalar libm call that would keep the loop around it from vectorizing, tan
-// stays a kernel between two fusions.
+// vectorizes), and so is the same with log, sine or tan (libmvec); with
+// remainder (fmod), a scalar libm call that would keep the loop around it
+// from vectorizing, remainder stays a kernel between two fusions.
 TEST(LoopFusion, LeavesScalarLibraryCallsOnTheirOwn) {
   std::string text = kChain;
   text.replace(text.find("sqrt(s)"), 7, "tanh(s)");
@@ -60,9 +60,11 @@ TEST(LoopFusion, LeavesScalarLibraryCallsOnTheirOwn) {
   text.replace(text.find("log(s)"), 6, "sine(s)");
   EXPECT_EQ(Occurrences(Fuse(text), " fusion("), 1) << Fuse(text);
   text.replace(text.find("sine(s)"), 7, "tan(s)");
+  EXPECT_EQ(Occurrences(Fuse(text), " fusion("), 1) << Fuse(text);
+  text.replace(text.find("tan(s)"), 6, "remainder(s, x)");
   const std::string out = Fuse(text);
   EXPECT_EQ(Occurrences(out, " fusion("), 2) << out;
-  EXPECT_NE(out.find("t = f32[1024]{0} tan(fusion"), std::string::npos) << out;
+  EXPECT_NE(out.find("t = f32[1024]{0} remainder(fusion"), std::string::npos) << out;
   const std::string thunks = testing::ExpectAgreesWithInterpreter(text);
   EXPECT_EQ(Occurrences(thunks, "kKernel"), 3) << thunks;
 }
