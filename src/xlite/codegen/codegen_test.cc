@@ -20,6 +20,7 @@
 #include "xlite/codegen/codegen_test_util.h"
 #include "xlite/codegen/denormals.h"
 #include "xlite/codegen/jit.h"
+#include "xlite/codegen/runtime_symbols.h"
 #include "xlite/hostlib/float_convert.h"
 
 namespace xlite::codegen {
@@ -1876,26 +1877,55 @@ TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
   EXPECT_LE(worst_pow, kLibmvecF32MaxUlp);
 }
 
-// The distance in representable doubles between a and b (same sign).
+// The distance in representable doubles between a and b (any signs; the
+// ordering is monotonic through the zeros and subnormals).
 int64_t UlpDistance64(double a, double b) {
-  auto ordered = [](double d) {
+  auto ordered = [](double d) -> __int128 {
     int64_t i;
     std::memcpy(&i, &d, 8);
-    return i < 0 ? std::numeric_limits<int64_t>::min() - i : i;
+    return i < 0 ? __int128{std::numeric_limits<int64_t>::min()} - i : __int128{i};
   };
-  const int64_t oa = ordered(a), ob = ordered(b);
-  return oa > ob ? oa - ob : ob - oa;
+  const __int128 distance = ordered(a) - ordered(b);
+  const __int128 magnitude = distance < 0 ? -distance : distance;
+  return magnitude > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                         : static_cast<int64_t>(magnitude);
+}
+
+// glibc documents its vector functions within 4 ulp, double ones too.
+constexpr int64_t kLibmvecF64MaxUlp = 4;
+
+// One result against the correctly rounded reference: NaN exactly where it
+// is NaN, infinities and zeros (with their sign) exact, otherwise within
+// `bound` ulp (subnormal results included: gradual underflow is on). Returns
+// the distance, or -1 after a failure (reported).
+template <typename T>
+int64_t CheckUlps(const char* op, T x, T got, T expected, int64_t bound) {
+  if (std::isnan(expected) || std::isnan(got)) {
+    EXPECT_EQ(std::isnan(got), std::isnan(expected)) << op << "(" << x << ") = " << got;
+    return std::isnan(got) == std::isnan(expected) ? 0 : -1;
+  }
+  if (std::isinf(expected) || expected == 0) {
+    const bool same = got == expected && std::signbit(got) == std::signbit(expected);
+    EXPECT_TRUE(same) << op << "(" << x << ") = " << got << " vs " << expected;
+    return same ? 0 : -1;
+  }
+  const int64_t d = sizeof(T) == 4
+                        ? UlpDistance(static_cast<float>(got), static_cast<float>(expected))
+                        : UlpDistance64(got, expected);
+  EXPECT_LE(d, bound) << op << "(" << x << ") = " << got << " vs " << expected;
+  return d <= bound ? d : -1;
 }
 
 // The libm functions LLVM 16's table does not map, mapped to glibc's libmvec
 // (XLITE_LIBMVEC_EXTRAS): tan, the hyperbolic and inverse trigonometric
 // functions, cbrt, expm1 and atan2 in f32 and f64, and f64 tanh, log1p, erf.
-// Every 1021st float pattern (and 4.2 M spread doubles) against the correctly
-// rounded value (computed in double, and long double for f64): NaN exactly
-// where the reference is NaN, within glibc's 4 ulp where it is normal or
-// infinite; on an AVX2 host the kernels call the vector variants.
+// Every 1021st float pattern (and 4.2 M spread doubles), NaNs, zeros and
+// infinities against the correctly rounded value (computed in double, and
+// long double for f64), by CheckUlps: within glibc's 4 ulp. atan2 on a grid
+// of pairs with every sign, zero and infinity. On an AVX2 host every kernel
+// calls its vector variant.
 struct MathCase {
-  const char* op;
+  const char* op;  // HLO
   double (*reference)(double);
   long double (*reference_long)(long double);
 };
@@ -1911,103 +1941,142 @@ TEST(CodegenAccuracy, MoreLibmFunctionsVectorizeWithinTheirUlpBounds) {
                             {"acosh", ::acosh, ::acoshl},
                             {"atanh", ::atanh, ::atanhl},
                             {"cbrt", ::cbrt, ::cbrtl},
-                            {"exponential-minus-one", ::expm1, ::expm1l}};
+                            {"exponential-minus-one", ::expm1, ::expm1l},
+                            // f64 only (f32 has inline approximations)
+                            {"tanh", ::tanh, ::tanhl},
+                            {"log-plus-one", ::log1p, ::log1pl},
+                            {"erf", ::erf, ::erfl}};
+  constexpr size_t kF32Cases = 11;
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> x =
-      SampledFloats({0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-30f, 88.7f, 89.5f, 1e30f, inf, -inf});
-  std::vector<std::string> ops;
-  for (const MathCase& c : cases) ops.push_back(c.op);
-  const std::vector<std::vector<float>> r32 = RunUnary<float>(x, ops);
-  ASSERT_EQ(r32.size(), ops.size());
-  // Doubles: a pattern every 2^42, all signs and exponents, and the specials.
-  std::vector<double> xd;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = SampledFloats(
+      {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-30f, 1e-40f, 88.7f, 89.5f, 1e30f, inf, -inf, nan, -nan});
+  std::vector<double> xd;  // a pattern every 2^42, all signs and exponents
   for (uint64_t bits = 0x1234; bits < ~uint64_t{0} - (uint64_t{1} << 42);
        bits += uint64_t{1} << 42) {
     double d;
     std::memcpy(&d, &bits, 8);
     if (!std::isnan(d)) xd.push_back(d);
   }
-  for (float f : {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 710.0f, 1e300f, inf, -inf}) xd.push_back(f);
-  std::vector<std::string> ops64 = ops;
-  ops64.insert(ops64.end(), {"tanh", "log-plus-one", "erf"});
+  const double dinf = std::numeric_limits<double>::infinity();
+  const double dnan = std::numeric_limits<double>::quiet_NaN();
+  for (double d : {0.0, -0.0, 1.0, -1.0, 0.5, 1e-310, 710.0, 1e300, dinf, -dinf, dnan, -dnan}) {
+    xd.push_back(d);
+  }
+  std::vector<std::string> ops32, ops64;
+  for (size_t k = 0; k < std::size(cases); ++k) {
+    if (k < kF32Cases) ops32.push_back(cases[k].op);
+    ops64.push_back(cases[k].op);
+  }
+  const std::vector<std::vector<float>> r32 = RunUnary<float>(x, ops32);
   const std::vector<std::vector<double>> r64 = RunUnary<double>(xd, ops64);
+  ASSERT_EQ(r32.size(), ops32.size());
   ASSERT_EQ(r64.size(), ops64.size());
-  const MathCase more64[] = {
-      {"tanh", ::tanh, ::tanhl}, {"log-plus-one", ::log1p, ::log1pl}, {"erf", ::erf, ::erfl}};
   std::string table;
-  for (size_t k = 0; k < ops64.size(); ++k) {
-    const MathCase& c = k < std::size(cases) ? cases[k] : more64[k - std::size(cases)];
+  for (size_t k = 0; k < std::size(cases); ++k) {
+    const MathCase& c = cases[k];
     int64_t worst32 = 0, worst64 = 0;
-    if (k < std::size(cases)) {
-      for (size_t i = 0; i < x.size(); ++i) {
-        const float expected = static_cast<float>(c.reference(x[i]));
-        const float got = r32[k][i];
-        ASSERT_EQ(std::isnan(got), std::isnan(expected)) << c.op << "(" << x[i] << ") = " << got;
-        if (std::isnan(expected) || !(std::fabs(expected) >= std::numeric_limits<float>::min())) {
-          continue;  // NaN, or a zero or denormal result
-        }
-        worst32 = std::max(worst32, UlpDistance(got, expected));
-        ASSERT_LE(worst32, kLibmvecF32MaxUlp)
-            << c.op << "(" << x[i] << ") = " << got << " vs " << expected;
-      }
+    for (size_t i = 0; k < kF32Cases && i < x.size(); ++i) {
+      const int64_t d = CheckUlps<float>(c.op, x[i], r32[k][i],
+                                         static_cast<float>(c.reference(x[i])), kLibmvecF32MaxUlp);
+      ASSERT_GE(d, 0);
+      worst32 = std::max(worst32, d);
     }
     for (size_t i = 0; i < xd.size(); ++i) {
-      const double expected = static_cast<double>(c.reference_long(xd[i]));
-      const double got = r64[k][i];
-      ASSERT_EQ(std::isnan(got), std::isnan(expected)) << c.op << "(" << xd[i] << ") = " << got;
-      if (std::isnan(expected) || !(std::fabs(expected) >= std::numeric_limits<double>::min())) {
-        continue;
-      }
-      worst64 = std::max(worst64, UlpDistance64(got, expected));
-      ASSERT_LE(worst64, kLibmvecF32MaxUlp)
-          << c.op << "(" << xd[i] << ") = " << got << " vs " << expected;
+      const int64_t d = CheckUlps<double>(
+          c.op, xd[i], r64[k][i], static_cast<double>(c.reference_long(xd[i])), kLibmvecF64MaxUlp);
+      ASSERT_GE(d, 0);
+      worst64 = std::max(worst64, d);
     }
-    absl::StrAppend(&table, " ", c.op, " ", k < std::size(cases) ? std::to_string(worst32) : "-",
-                    "/", worst64);
+    absl::StrAppend(&table, " ", c.op, " ", k < kF32Cases ? std::to_string(worst32) : "-", "/",
+                    worst64);
   }
-  std::printf("libmvec extras, max ulp f32/f64:%s (%zu f32, %zu f64 inputs)\n", table.c_str(),
-              x.size(), xd.size());
-  // atan2 of f32 on (x, x reversed); the kernels call the vector variants
-  // where the JIT maps them (AVX2).
+  // atan2 on a grid: 2047 values (all signs and exponents, zeros,
+  // infinities, NaN) against each other, f32 and f64.
+  std::vector<float> grid;
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 0x00200801) {
+    const uint32_t b = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &b, 4);
+    if (!std::isnan(f)) grid.push_back(f);
+  }
+  grid.insert(grid.end(), {0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, nan});
+  std::vector<float> ya, yb;
+  for (float a : grid) {
+    for (float b : grid) {
+      ya.push_back(a);
+      yb.push_back(b);
+    }
+  }
   const std::string dir = ::testing::TempDir() + "/codegen_libmvec_extras";
   std::unique_ptr<Jit> jit = DumpingJit(dir);
   ASSERT_NE(jit, nullptr);
-  const std::string f32n = "f32[" + std::to_string(x.size()) + "]";
-  const std::string f64n = "f64[" + std::to_string(x.size()) + "]";
-  auto module = ParseHloModule("HloModule m\nENTRY e {\n  x = " + f32n +
-                               " parameter(0)\n  y = " + f32n + " parameter(1)\n  t = " + f32n +
-                               " tan(x)\n  a = " + f32n + " atan2(x, y)\n  d = " + f64n +
-                               " convert(x)\n  s = " + f64n + " sinh(d)\n  ROOT r = (" + f32n +
-                               ", " + f32n + ", " + f64n + ") tuple(t, a, s)\n}\n");
-  ASSERT_TRUE(module.ok()) << module.status();
-  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
-  auto kernels = jit->Compile(
-      {KernelSpec{root->operand(0)}, KernelSpec{root->operand(1)}, KernelSpec{root->operand(2)}},
-      "module_0001.m");
-  ASSERT_TRUE(kernels.ok()) << kernels.status();
-  const std::vector<float> y(x.rbegin(), x.rend());
-  std::vector<float> a(x.size());
-  {
-    void* buffers[] = {const_cast<float*>(x.data()), const_cast<float*>(y.data()), a.data()};
-    ScopedFlushDenormals gradual(false);
-    (*kernels)[1].function(buffers, 0, 1);
-  }
-  int64_t worst_atan2 = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float expected = static_cast<float>(std::atan2(double{x[i]}, double{y[i]}));
-    ASSERT_EQ(std::isnan(a[i]), std::isnan(expected)) << x[i] << ", " << y[i];
-    if (std::isnan(expected) || !(std::fabs(expected) >= std::numeric_limits<float>::min())) {
-      continue;
+  const std::string f32n = "f32[" + std::to_string(ya.size()) + "]";
+  const std::string f64n = "f64[" + std::to_string(ya.size()) + "]";
+  std::string text = "HloModule m\nENTRY e {\n  y = " + f32n + " parameter(0)\n  x = " + f32n +
+                     " parameter(1)\n  a = " + f32n + " atan2(y, x)\n  yd = " + f64n +
+                     " convert(y)\n  xd = " + f64n + " convert(x)\n  ad = " + f64n +
+                     " atan2(yd, xd)\n";
+  // And every unary function in both types, for the IR check below.
+  std::string roots = "a, ad", shapes = f32n + ", " + f64n;
+  for (size_t k = 0; k < std::size(cases); ++k) {
+    for (const char* type : {"f32", "f64"}) {
+      if (k >= kF32Cases && std::string(type) == "f32") continue;
+      const std::string name = absl::StrCat("u", k, type);
+      const std::string shape = absl::StrCat(type, "[", ya.size(), "]");
+      absl::StrAppend(&text, "  ", name, " = ", shape, " ", cases[k].op, "(",
+                      std::string(type) == "f32" ? "y" : "yd", ")\n");
+      absl::StrAppend(&roots, ", ", name);
+      absl::StrAppend(&shapes, ", ", shape);
     }
-    worst_atan2 = std::max(worst_atan2, UlpDistance(a[i], expected));
   }
-  std::printf("libmvec atan2 f32: max %lld ulp\n", static_cast<long long>(worst_atan2));
-  EXPECT_LE(worst_atan2, kLibmvecF32MaxUlp);
+  absl::StrAppend(&text, "  ROOT r = (", shapes, ") tuple(", roots, ")\n}\n");
+  auto module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<KernelSpec> specs;
+  for (const HloInstruction* op : (*module)->entry_computation()->root_instruction()->operands()) {
+    specs.push_back(KernelSpec{op});
+  }
+  auto kernels = jit->Compile(specs, "module_0001.m");
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::vector<float> a(ya.size());
+  std::vector<double> yad(ya.begin(), ya.end()), ybd(yb.begin(), yb.end()), ad(ya.size());
+  {
+    ScopedFlushDenormals gradual(false);
+    // Each kernel reads its instruction's operands: a reads y and x, ad the
+    // f64 converts of them.
+    void* buffers[] = {ya.data(), yb.data(), a.data()};
+    (*kernels)[0].function(buffers, 0, 1);
+    void* buffers_d[] = {yad.data(), ybd.data(), ad.data()};
+    (*kernels)[1].function(buffers_d, 0, 1);
+  }
+  int64_t worst_atan2 = 0, worst_atan2_d = 0;
+  for (size_t i = 0; i < ya.size(); ++i) {
+    const int64_t d = CheckUlps<float>("atan2", ya[i], a[i],
+                                       static_cast<float>(std::atan2(double{ya[i]}, double{yb[i]})),
+                                       kLibmvecF32MaxUlp);
+    ASSERT_GE(d, 0) << "x = " << yb[i];
+    worst_atan2 = std::max(worst_atan2, d);
+    const int64_t dd =
+        CheckUlps<double>("atan2", yad[i], ad[i],
+                          static_cast<double>(std::atan2(static_cast<long double>(yad[i]),
+                                                         static_cast<long double>(ybd[i]))),
+                          kLibmvecF64MaxUlp);
+    ASSERT_GE(dd, 0) << "x = " << ybd[i];
+    worst_atan2_d = std::max(worst_atan2_d, dd);
+  }
+  std::printf(
+      "libmvec extras, max ulp f32/f64:%s atan2 %lld/%lld (%zu f32, %zu f64 inputs, %zu atan2 "
+      "pairs)\n",
+      table.c_str(), static_cast<long long>(worst_atan2), static_cast<long long>(worst_atan2_d),
+      x.size(), xd.size(), ya.size());
+  // Every vector variant of the table is called (AVX2 hosts).
   if (absl::StrContains(jit->cpu_features(), "+avx2")) {
     const std::string optimized = ReadText(dir + "/module_0001.m.ir-with-opt.ll");
-    EXPECT_NE(optimized.find("@_ZGVdN8v_tanf"), std::string::npos);
-    EXPECT_NE(optimized.find("@_ZGVdN8vv_atan2f"), std::string::npos);
-    EXPECT_NE(optimized.find("@_ZGVdN4v_sinh"), std::string::npos);
+#define XLITE_EXPECT_CALLED(scalar, vector, lanes) \
+  EXPECT_NE(optimized.find("@" #vector), std::string::npos) << #vector;
+    XLITE_LIBMVEC_EXTRAS(XLITE_EXPECT_CALLED)
+#undef XLITE_EXPECT_CALLED
   }
 }
 
