@@ -19,20 +19,21 @@ bool IsLoopKernel(const Thunk& thunk) {
 
 // True when whole-loop kernels read the outputs of the kernel at `index`
 // and nothing else touches them before each is written again (exactly, by a
-// kernel that does not read it) or poisoned.
-bool OnlyLoopKernelsRead(const ThunkSequence& sequence, size_t index) {
+// kernel that does not read it) or poisoned. `uses` holds each thunk's
+// buffer uses.
+bool OnlyLoopKernelsRead(const ThunkSequence& sequence,
+                         const std::vector<std::vector<BufferUse>>& uses, size_t index) {
   std::vector<BufferSlice> outputs;
-  for (const BufferUse& use : sequence[index].buffer_uses()) {
+  for (const BufferUse& use : uses[index]) {
     if (use.access == BufferUse::Access::kWrite && use.slice.size > 0) outputs.push_back(use.slice);
   }
   bool read_by_a_loop = false;
   for (size_t i = index + 1; i < sequence.size() && !outputs.empty(); ++i) {
-    const std::vector<BufferUse> uses = sequence[i].buffer_uses();
     const bool loop = IsLoopKernel(sequence[i]);
     const Thunk::Kind kind = sequence[i].kind();
     for (auto out = outputs.begin(); out != outputs.end();) {
       bool touches = false, reads = false, covers = false;
-      for (const BufferUse& use : uses) {
+      for (const BufferUse& use : uses[i]) {
         if (!Overlap(use.slice, *out)) continue;
         touches = true;
         // A write may read too (in place): a thunk that also reads it lists
@@ -58,20 +59,22 @@ bool OnlyLoopKernelsRead(const ThunkSequence& sequence, size_t index) {
 
 }  // namespace
 
-int64_t KeepLoopInputsOnOneThread(ThunkSequence& sequence) {
-  int64_t kept = 0;
+void KeepLoopInputsOnOneThread(ThunkSequence& sequence) {
+  // Most programs have no whole-loop kernel: nothing to look at.
+  bool any_loop = false;
+  for (size_t i = 0; i < sequence.size(); ++i) any_loop |= IsLoopKernel(sequence[i]);
+  if (!any_loop) return;
+  std::vector<std::vector<BufferUse>> uses;
+  uses.reserve(sequence.size());
+  for (size_t i = 0; i < sequence.size(); ++i) uses.push_back(sequence[i].buffer_uses());
   for (size_t i = 0; i < sequence.size(); ++i) {
     auto* kernel = dynamic_cast<KernelThunk*>(&sequence.mutable_thunk(i));
     if (kernel == nullptr || kernel->runs_control_flow() || kernel->max_partitions() <= 1 ||
         kernel->work() > kMaxWorkKeptOnOneThread) {
       continue;
     }
-    if (OnlyLoopKernelsRead(sequence, i)) {
-      kernel->KeepOnOneThread();
-      ++kept;
-    }
+    if (OnlyLoopKernelsRead(sequence, uses, i)) kernel->KeepOnOneThread();
   }
-  return kept;
 }
 
 }  // namespace xlite::cpu

@@ -16,14 +16,11 @@
 #ifndef XLITE_CPU_LOOP_INPUT_PLACEMENT_H_
 #define XLITE_CPU_LOOP_INPUT_PLACEMENT_H_
 
-#include <cstdint>
-
 #include "xlite/cpu/thunk.h"
 
 namespace xlite::cpu {
 
-// The number of kernels kept on one thread.
-int64_t KeepLoopInputsOnOneThread(ThunkSequence& sequence);
+void KeepLoopInputsOnOneThread(ThunkSequence& sequence);
 
 }  // namespace xlite::cpu
 
