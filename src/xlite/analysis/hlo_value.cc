@@ -1,5 +1,6 @@
 #include "xlite/analysis/hlo_value.h"
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "xlite/ir/computation.h"
 
@@ -41,12 +42,11 @@ int64_t ValueSizeBytes(const HloValue& value) {
   const HloInstruction* definer = value.defining_instruction();
   if (definer->opcode() == HloOpcode::kFusion && value.defining_index().empty() &&
       definer->shape().IsTuple() && definer->parent() != nullptr &&
-      definer->parent()->root_instruction() != definer && !definer->users().empty()) {
-    bool only_elements = true;
-    for (const HloInstruction* user : definer->users()) {
-      only_elements &= user->opcode() == HloOpcode::kGetTupleElement;
-    }
-    if (only_elements) return 0;
+      definer->parent()->root_instruction() != definer && !definer->users().empty() &&
+      absl::c_all_of(definer->users(), [](const HloInstruction* user) {
+        return user->opcode() == HloOpcode::kGetTupleElement;
+      })) {
+    return 0;
   }
   return ShapeSizeBytes(value.shape());
 }

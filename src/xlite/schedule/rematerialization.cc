@@ -447,9 +447,6 @@ class HeldValues {
         }
       }
     }
-    absl::c_sort(between, [&](const HloInstruction* x, const HloInstruction* y) {
-      return a.live->instruction_time(x) < a.live->instruction_time(y);
-    });
     return between;
   }
 
@@ -475,11 +472,10 @@ class HeldValues {
 // nodes (several copies), its buffer counted once while any of them is live.
 // This rests on what the pass does: a copy of an instruction reads copies of
 // the same operands, each in a buffer of its own, live until its readers
-// run. Where the root
-// is read, directly or not, by a reader the pass never copies (or is one),
-// the copies of the tree made for it are made while the values held for that
-// reader (HeldValues) are live, those held at each node: searched again with
-// them.
+// run. Where the root feeds, directly or not, a reader of values the pass
+// never copies (or is one), the copies of the tree made for it are made
+// while the values held for that reader (HeldValues) are live, those held at
+// each node: searched again with them.
 class OrderingBound {
  public:
   OrderingBound(const Analyses& a, const std::vector<std::pair<int32_t, HloBuffer::Id>>& touched,
@@ -517,9 +513,9 @@ class OrderingBound {
   int64_t ForReader(const HloInstruction& i, const HloInstruction* reader, int64_t above,
                     std::string& why) {
     SetCosts(reader);
-    int64_t most = 0;  // no order needs more
-    for (const Node& n : nodes_) most = std::max(most, base_bytes_ + n.extra_bytes + AllSlots());
-    if (most <= above) return 0;
+    int64_t most_extra = 0;  // no order needs more than all slots and this
+    for (const Node& n : nodes_) most_extra = std::max(most_extra, n.extra_bytes);
+    if (base_bytes_ + most_extra + AllSlots() <= above) return 0;
     floor_ = above;
     if (++generation_ == 0) {  // wrapped: every entry would look current
       absl::c_fill(memo_generation_, 0);
@@ -598,6 +594,9 @@ class OrderingBound {
     nodes_.push_back({&root, -1});
     std::vector<int> level = {0};
     bool branches = false;
+    const auto largest_first = [](const auto& x, const auto& y) {
+      return std::get<0>(x) < std::get<0>(y);
+    };
     while (!level.empty() && nodes_.size() < kMaxNodes) {
       std::vector<std::tuple<int64_t, int, const HloInstruction*, HloBuffer::Id>> candidates;
       for (int parent : level) {
@@ -611,15 +610,11 @@ class OrderingBound {
           children.push_back({-BufferBytes(*b), parent, op, *b});
         }
         // The largest few (an instruction may read many arrays: a tuple).
-        std::stable_sort(children.begin(), children.end(), [](const auto& x, const auto& y) {
-          return std::get<0>(x) < std::get<0>(y);
-        });
+        std::stable_sort(children.begin(), children.end(), largest_first);
         if (children.size() > kMaxChildren) children.resize(kMaxChildren);
         candidates.insert(candidates.end(), children.begin(), children.end());
       }
-      std::stable_sort(candidates.begin(), candidates.end(), [](const auto& x, const auto& y) {
-        return std::get<0>(x) < std::get<0>(y);
-      });
+      std::stable_sort(candidates.begin(), candidates.end(), largest_first);
       std::vector<int> next;
       for (const auto& [minus_bytes, parent, op, buffer] : candidates) {
         if (nodes_.size() == kMaxNodes) break;
