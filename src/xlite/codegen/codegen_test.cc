@@ -1576,14 +1576,20 @@ ENTRY e {
   EXPECT_EQ(out[3], 0.0f);  // DAZ: the denormal input reads as zero
 }
 
-// The distance in representable floats between a and b (same sign).
-int64_t UlpDistance(float a, float b) {
-  auto ordered = [](float f) {
-    int32_t i;
-    std::memcpy(&i, &f, 4);
-    return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
+// The distance in representable floats (or doubles) between a and b, any
+// signs: the ordering is monotonic through the zeros and subnormals.
+template <typename T>
+int64_t UlpDistance(T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  auto ordered = [](T f) -> __int128 {
+    Bits i;
+    std::memcpy(&i, &f, sizeof(T));
+    return i < 0 ? __int128{std::numeric_limits<Bits>::min()} - i : __int128{i};
   };
-  return std::llabs(ordered(a) - ordered(b));
+  const __int128 distance = ordered(a) - ordered(b);
+  const __int128 magnitude = distance < 0 ? -distance : distance;
+  return magnitude > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                         : static_cast<int64_t>(magnitude);
 }
 
 // Exhaustively over every positive float, the same operations in C++ (with
@@ -1698,11 +1704,6 @@ std::vector<std::vector<T>> RunUnary(const std::vector<T>& x, const std::vector<
   return results;
 }
 
-std::vector<std::vector<float>> RunUnaryF32(const std::vector<float>& x,
-                                            const std::vector<std::string>& ops) {
-  return RunUnary<float>(x, ops);
-}
-
 // exp of f32 is an inline polynomial (so fusions holding it vectorize):
 // every 1021st float pattern against the correctly rounded value, within
 // 1 ulp where the result is normal (the bound measured over all 2^32
@@ -1713,7 +1714,7 @@ TEST(CodegenAccuracy, ExpAndLogisticOfFloatAreWithinTheirUlpBounds) {
   const std::vector<float> x =
       SampledFloats({0.0f, -0.0f, 88.72f, 88.7229f, 89.0f, 1e30f, -87.33f, -103.9f, -104.0f, -1e30f,
                      inf, -inf, std::numeric_limits<float>::quiet_NaN()});
-  const std::vector<std::vector<float>> results = RunUnaryF32(x, {"exponential", "logistic"});
+  const std::vector<std::vector<float>> results = RunUnary<float>(x, {"exponential", "logistic"});
   ASSERT_EQ(results.size(), 2u);
   const std::vector<float>& e = results[0];
   const std::vector<float>& l = results[1];
@@ -1748,7 +1749,7 @@ TEST(CodegenAccuracy, LogAndLog1pOfFloatAreWithinTheirUlpBounds) {
       SampledFloats({0.0f, -0.0f, 1.0f, -1.0f, -2.0f, 0.70710677f, 1.4142135f, 1e-30f, -1e-30f,
                      tiny, -tiny, 1.1754942e-38f, 3.4028235e38f, -0.99999994f, inf, -inf,
                      std::numeric_limits<float>::quiet_NaN()});
-  const std::vector<std::vector<float>> results = RunUnaryF32(x, {"log", "log-plus-one"});
+  const std::vector<std::vector<float>> results = RunUnary<float>(x, {"log", "log-plus-one"});
   ASSERT_EQ(results.size(), 2u);
   const std::vector<float>& l = results[0];
   const std::vector<float>& p = results[1];
@@ -1778,7 +1779,7 @@ TEST(CodegenAccuracy, ErfOfFloatIsWithinItsUlpBound) {
   const std::vector<float> x = SampledFloats(
       {0.0f, -0.0f, 1e-30f, -1e-30f, std::numeric_limits<float>::denorm_min(), 0.5f, -0.5f, 1.0f,
        3.9f, 4.0f, -4.0f, 10.0f, -10.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN()});
-  const std::vector<std::vector<float>> results = RunUnaryF32(x, {"erf"});
+  const std::vector<std::vector<float>> results = RunUnary<float>(x, {"erf"});
   ASSERT_EQ(results.size(), 1u);
   const std::vector<float>& e = results[0];
   int64_t worst = 0;
@@ -1877,20 +1878,6 @@ TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
   EXPECT_LE(worst_pow, kLibmvecF32MaxUlp);
 }
 
-// The distance in representable doubles between a and b (any signs; the
-// ordering is monotonic through the zeros and subnormals).
-int64_t UlpDistance64(double a, double b) {
-  auto ordered = [](double d) -> __int128 {
-    int64_t i;
-    std::memcpy(&i, &d, 8);
-    return i < 0 ? __int128{std::numeric_limits<int64_t>::min()} - i : __int128{i};
-  };
-  const __int128 distance = ordered(a) - ordered(b);
-  const __int128 magnitude = distance < 0 ? -distance : distance;
-  return magnitude > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
-                                                         : static_cast<int64_t>(magnitude);
-}
-
 // glibc documents its vector functions within 4 ulp, double ones too.
 constexpr int64_t kLibmvecF64MaxUlp = 4;
 
@@ -1909,9 +1896,7 @@ int64_t CheckUlps(const char* op, T x, T got, T expected, int64_t bound) {
     EXPECT_TRUE(same) << op << "(" << x << ") = " << got << " vs " << expected;
     return same ? 0 : -1;
   }
-  const int64_t d = sizeof(T) == 4
-                        ? UlpDistance(static_cast<float>(got), static_cast<float>(expected))
-                        : UlpDistance64(got, expected);
+  const int64_t d = UlpDistance(got, expected);
   EXPECT_LE(d, bound) << op << "(" << x << ") = " << got << " vs " << expected;
   return d <= bound ? d : -1;
 }
