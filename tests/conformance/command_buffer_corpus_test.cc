@@ -215,7 +215,7 @@ TEST(CommandBufferCorpus, XlaCorpusReplaysBitIdentically) {
   const bool full = full_env != nullptr && std::string(full_env) == "1";
   std::ifstream manifest = xla_corpus::OpenManifest(dir);
   BothCounts counts;
-  int candidates = 0, no_arguments = 0, unfinished = 0;
+  int candidates = 0, no_arguments = 0, unfinished = 0, interpreter_errors = 0;
   const auto start = std::chrono::steady_clock::now();
   xla_corpus::ModuleFile file;
   while (xla_corpus::NextModuleFile(manifest, dir, file)) {
@@ -250,16 +250,17 @@ TEST(CommandBufferCorpus, XlaCorpusReplaysBitIdentically) {
     // end): in the full run, a module with control flow goes on only if
     // the interpreter finishes it within a budget (the compiled code is
     // faster). The sampled run's modules all finish.
-    if (full && HasControlFlow(**m)) {
+    const bool control_flow = HasControlFlow(**m);
+    if (full && control_flow) {
       EvalOptions budget;
       budget.max_seconds = kInterpreterSeconds;
       budget.max_total_elements = kInterpreterElements;
-      if (!Evaluate(**m, *args, budget).ok()) {
-        ++unfinished;
+      if (absl::Status s = Evaluate(**m, *args, budget).status(); !s.ok()) {
+        ++(absl::IsResourceExhausted(s) ? unfinished : interpreter_errors);
         continue;
       }
     }
-    Compare(file.path, make, *args, HasControlFlow(**m), counts);
+    Compare(file.path, make, *args, control_flow, counts);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -268,7 +269,8 @@ TEST(CommandBufferCorpus, XlaCorpusReplaysBitIdentically) {
             << no_arguments << " without arguments to run on";
   if (full) {
     std::cout << ", " << unfinished << " with control flow the interpreter did not finish in "
-              << kInterpreterSeconds << " s";
+              << kInterpreterSeconds << " s, " << interpreter_errors
+              << " with control flow it could not run";
   }
   std::cout << ")\n";
   Print("XLA corpus, command buffers", "command buffers", counts.command_buffers);
