@@ -5,7 +5,6 @@
 
 #include <complex>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -214,25 +213,26 @@ TEST(Matmul, SplitsAcrossTheCallersThreads) {
     calls += parts;
   };
   uint32_t seed = 900;
-  // dnnl_sgemm for row blocks and transposed lhs blocks (tcmalloc's choice;
-  // both kernels are forced in turn below).
-  std::optional<ForcedRowBlockKernel> sgemm_rows(std::in_place, RowBlockKernel::kSgemm);
-  for (MatmulShape s : {MatmulShape{1, 200, 100, 300}, MatmulShape{7, 80, 100, 120},
-                        MatmulShape{1, 40, 400, 301}, MatmulShape{1, 301, 100, 200}}) {
-    for (bool transpose_rhs : {false, true}) {
-      for (bool transpose_lhs : {false, true}) {
-        s.transpose_lhs = transpose_lhs;
-        s.transpose_rhs = transpose_rhs;
-        CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2, nullptr,
-                    parallelism);
+  {
+    // dnnl_sgemm for row blocks and transposed lhs blocks (tcmalloc's choice;
+    // both kernels are forced in turn below).
+    const ForcedRowBlockKernel sgemm_rows(RowBlockKernel::kSgemm);
+    for (MatmulShape s : {MatmulShape{1, 200, 100, 300}, MatmulShape{7, 80, 100, 120},
+                          MatmulShape{1, 40, 400, 301}, MatmulShape{1, 301, 100, 200}}) {
+      for (bool transpose_rhs : {false, true}) {
+        for (bool transpose_lhs : {false, true}) {
+          s.transpose_lhs = transpose_lhs;
+          s.transpose_rhs = transpose_rhs;
+          CheckMatmul({E::kF32, E::kF32, E::kF32}, s, MatmulBackend::kAuto, seed += 2, nullptr,
+                      parallelism);
+        }
       }
     }
+    // Every product splits in 3: batches; columns of a wide f32 result (n >=
+    // 4m) whatever is transposed; rows when the lhs is not transposed, and of a
+    // transposed one (f32) the larger of rows (the last shape) and columns.
+    EXPECT_EQ(calls, 4 * 3 * 4);
   }
-  // Every product splits in 3: batches; columns of a wide f32 result (n >=
-  // 4m) whatever is transposed; rows when the lhs is not transposed, and of a
-  // transposed one (f32) the larger of rows (the last shape) and columns.
-  EXPECT_EQ(calls, 4 * 3 * 4);
-  sgemm_rows.reset();
   // The row blocks' two kernels, each forced: dnnl_sgemm (under tcmalloc)
   // and the primitive (otherwise); a transposed lhs splits on the first and
   // runs unsplit (on a team) with the second.
