@@ -2,18 +2,21 @@
 //
 //   build/bin/gemm_bench [--threads=T] [--benchmark_* flags]
 //
-// BM_Matmul/<workload>: hostlib::Matmul (oneDNN for f32) on the peers' GEMM
+// BM_Matmul/<workload>: hostlib::Matmul (oneDNN for f32, or skinny_sgemm) on the peers' GEMM
 //   shapes (shared/bench/peers/README.md): sgemm_512/1024/2048 (C = A·B,
 //   row-major f32), and the matrix products inside the peers' mlp_b32 and
 //   encoder_b8s128 workloads, named gemm_<M>x<K>x<N> (batched ones
 //   bgemm_<B>x<M>x<K>x<N>).
+// BM_Sgemm/<workload>: oneDNN's dnnl_sgemm called directly, on the shapes
+//   where hostlib's Matmul runs its own kernel instead (mlp_b32's wide
+//   layers: hostlib/skinny_sgemm.h), so that one run compares the two.
 // BM_Conv/<workload>: hostlib::Convolution on jax/cnn_b8's convolutions
 //   (b01f_01io->b01f, f32).
 // T threads: hostlib::SetHostThreads(T) (oneDNN's OpenMP team).
 //
 // At the end, one line per row in the peers' format, medians over every
 // timed iteration, 2·M·K·N (2·N·OH·OW·O·KH·KW·C/G) FLOP per call:
-//   sgemm_1024<TAB>xlite-hostlib-onednn@<T>t<TAB><median_ms><TAB><GFLOP/s> GFLOP/s
+//   sgemm_1024<TAB>xlite-hostlib@<T>t<TAB><median_ms><TAB><GFLOP/s> GFLOP/s
 // and, as '#' lines, XLA:CPU's figures from shared/bench/xla_cpu_reference.md
 // (measured on the device host, not here: compare fractions of each
 // machine's peak, as that file explains).
@@ -31,6 +34,7 @@
 #include "benchmark/benchmark.h"
 #include "xlite/hostlib/convolution.h"
 #include "xlite/hostlib/matmul.h"
+#include "xlite/hostlib/onednn.h"
 #include "xlite/hostlib/threads.h"
 
 namespace {
@@ -71,8 +75,28 @@ void BM_Matmul(benchmark::State& state, std::string name, xlite::hostlib::Matmul
   if (std::fabs(c[0] - want) > 1e-4 * (1 + std::sqrt(double(s.k)))) {
     return state.SkipWithError("matmul result differs from the reference");
   }
-  const std::string key = absl::StrCat(name, "\txlite-hostlib-onednn@", g_threads, "t");
+  const std::string key = absl::StrCat(name, "\txlite-hostlib@", g_threads, "t");
   g_rows[key].flop = 2.0 * s.batch * s.m * s.k * s.n;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    (void)run();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    g_rows[key].ms.push_back(ms);
+    state.SetIterationTime(ms / 1e3);
+  }
+}
+
+void BM_Sgemm(benchmark::State& state, std::string name, xlite::hostlib::MatmulShape s) {
+  const std::vector<float> a = Random(s.m * s.k, 1), b = Random(s.k * s.n, 2);
+  std::vector<float> c(s.m * s.n);
+  auto run = [&] {
+    return xlite::hostlib::onednn::SgemmBlock(false, false, s.m, s.n, s.k, a.data(), s.k, b.data(),
+                                              s.n, c.data(), s.n, g_threads);
+  };
+  if (absl::Status st = run(); !st.ok()) return state.SkipWithError(st.ToString().c_str());
+  const std::string key = absl::StrCat(name, "\tonednn-dnnl_sgemm@", g_threads, "t");
+  g_rows[key].flop = 2.0 * s.m * s.k * s.n;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     (void)run();
@@ -114,7 +138,7 @@ void BM_Conv(benchmark::State& state, std::string name, xlite::hostlib::Convolut
                                        ElementType::kF32, c.data());
   };
   if (absl::Status st = run(); !st.ok()) return state.SkipWithError(st.ToString().c_str());
-  const std::string key = absl::StrCat(name, "\txlite-hostlib-onednn@", g_threads, "t");
+  const std::string key = absl::StrCat(name, "\txlite-hostlib@", g_threads, "t");
   g_rows[key].flop = 2.0 * out * s.kernel_spatial[0] * s.kernel_spatial[1] * s.input_features;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
@@ -164,6 +188,13 @@ int main(int argc, char** argv) {
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->Iterations(shape.m * shape.k * shape.n * shape.batch >= (int64_t{1} << 32) ? 10 : 30);
+  }
+  for (const auto& [name, shape] : gemms) {
+    if (name != "gemm_32x784x1024" && name != "gemm_32x1024x1024") continue;
+    benchmark::RegisterBenchmark(("BM_Sgemm/" + name).c_str(), BM_Sgemm, name, shape)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(30);
   }
   const std::vector<std::pair<std::string, xlite::hostlib::ConvolutionShape>> convs = {
       {"cnn_b8_conv_3x3_3to32", Conv(8, 3, 32, 32, 3, 1, 1, 1)},

@@ -13,6 +13,7 @@
 #include "xlite/hostlib/element_access.h"
 #include "xlite/hostlib/lapack_fortran.h"
 #include "xlite/hostlib/onednn.h"
+#include "xlite/hostlib/skinny_sgemm.h"
 #include "xlite/support/status.h"
 
 // gperftools' C interface: defined only when tcmalloc is linked or preloaded.
@@ -157,6 +158,13 @@ bool IsWideF32(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
   return IsF32Matrix(s, lhs_type, rhs_type, out_type) && 4 * s.m <= s.n;
 }
 
+// A batch of 28 to 32 rows times weights past L2, read in place
+// (skinny_sgemm.h).
+bool UsesSkinnySgemm(const MatmulShape& s) {
+  return s.m >= kSkinnySgemmMinRows && s.m <= kSkinnySgemmMaxRows && !s.transpose_rhs &&
+         s.k * s.n >= kSkinnySgemmMinWeights && SkinnySgemmAvailable();
+}
+
 // Columns [begin, end) of an f32 matmul of batch 1 on an OpenMP team of
 // `threads` (1: the calling thread alone).
 absl::Status SgemmColumns(const MatmulShape& s, const void* lhs, const void* rhs, void* out,
@@ -165,6 +173,10 @@ absl::Status SgemmColumns(const MatmulShape& s, const void* lhs, const void* rhs
   // stored [k,m] and [n,k]).
   const int64_t lda = s.transpose_lhs ? s.m : s.k, ldb = s.transpose_rhs ? s.k : s.n;
   const float* b = static_cast<const float*>(rhs) + (s.transpose_rhs ? begin * s.k : begin);
+  if (threads == 1 && UsesSkinnySgemm(s)) {
+    return SkinnySgemm(s.transpose_lhs, s.m, end - begin, s.k, static_cast<const float*>(lhs), lda,
+                       b, ldb, static_cast<float*>(out) + begin, s.n);
+  }
   return onednn::SgemmBlock(s.transpose_lhs, s.transpose_rhs, s.m, end - begin, s.k,
                             static_cast<const float*>(lhs), lda, b, ldb,
                             static_cast<float*>(out) + begin, s.n, threads);

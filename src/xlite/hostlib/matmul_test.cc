@@ -14,6 +14,7 @@
 #include "xlite/hostlib/element_access.h"
 #include "xlite/hostlib/kernel_test_util.h"
 #include "xlite/hostlib/onednn.h"
+#include "xlite/hostlib/skinny_sgemm.h"
 #include "xlite/hostlib/threads.h"
 
 namespace xlite::hostlib {
@@ -319,6 +320,46 @@ TEST(Matmul, F32OnOneThread) {
 // A product of kTeamSgemmFlops or more is one dnnl_sgemm on an OpenMP team,
 // not split across the caller's threads; its elements (sampled: the product
 // has 2^33 multiply-adds) match double-precision sums.
+// A batch of 28-32 rows times weights past L2 runs on the skinny kernel, on
+// one thread and in column blocks across the caller's threads; fewer rows,
+// smaller weights or transposed ones stay on oneDNN.
+TEST(Matmul, FewRowsTimesLargeWeightsReadTheWeightsInPlace) {
+  if (!SkinnySgemmAvailable()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernel never runs";
+  SetHostThreads(1);
+  HostParallelism two;
+  two.threads = 2;
+  two.run = [](int64_t parts, absl::FunctionRef<void(int64_t)> fn) {
+    std::vector<std::thread> threads;
+    for (int64_t p = 0; p < parts; ++p) threads.emplace_back([&fn, p] { fn(p); });
+    for (std::thread& t : threads) t.join();
+  };
+  struct Expectation {
+    MatmulShape shape;
+    int calls_on_one, calls_on_two;
+  };
+  const Expectation expectations[] = {
+      {{1, 32, 784, 1024}, 1, 2},       {{1, 28, 1024, 768}, 1, 2},
+      {{1, 27, 1024, 1024}, 0, 0},      {{1, 32, 512, 1024}, 0, 0},
+      {{1, 32, 784, 1024, true}, 1, 2}, {{1, 32, 784, 1024, false, true}, 0, 0}};
+  uint32_t seed = 1300;
+  for (const Expectation& e : expectations) {
+    for (bool split : {false, true}) {
+      const MatmulShape& s = e.shape;
+      SCOPED_TRACE(absl::StrCat(s.m, "x", s.k, "x", s.n, s.transpose_lhs ? " lhs^T" : "",
+                                s.transpose_rhs ? " rhs^T" : "", split ? " 2t" : " 1t"));
+      const std::vector<uint8_t> a = RandomBuffer(E::kF32, s.m * s.k, seed += 2);
+      const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, seed += 2);
+      std::vector<uint8_t> out(s.m * s.n * sizeof(float), 0xAB);
+      const int64_t calls = SkinnySgemmCalls();
+      ASSERT_TRUE(Matmul(s, E::kF32, a.data(), E::kF32, b.data(), E::kF32, out.data(),
+                         MatmulBackend::kAuto, nullptr, split ? two : HostParallelism{})
+                      .ok());
+      EXPECT_EQ(SkinnySgemmCalls() - calls, split ? e.calls_on_two : e.calls_on_one);
+      ExpectSampledF32Product(s, a, b, out);
+    }
+  }
+}
+
 TEST(Matmul, LargeF32IsOneTeamSgemm) {
   const MatmulShape s{1, 2048, 2048, 2048};
   EXPECT_TRUE(IsTeamSgemm(s, E::kF32, E::kF32, E::kF32, 2));
