@@ -158,13 +158,6 @@ bool IsWideF32(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
   return IsF32Matrix(s, lhs_type, rhs_type, out_type) && 4 * s.m <= s.n;
 }
 
-// A batch of 28 to 32 rows times weights past L2, read in place
-// (skinny_sgemm.h).
-bool UsesSkinnySgemm(const MatmulShape& s) {
-  return s.m >= kSkinnySgemmMinRows && s.m <= kSkinnySgemmMaxRows && !s.transpose_rhs &&
-         s.k * s.n >= kSkinnySgemmMinWeights && SkinnySgemmAvailable();
-}
-
 // Columns [begin, end) of an f32 matmul of batch 1 on an OpenMP team of
 // `threads` (1: the calling thread alone).
 absl::Status SgemmColumns(const MatmulShape& s, const void* lhs, const void* rhs, void* out,
@@ -173,10 +166,6 @@ absl::Status SgemmColumns(const MatmulShape& s, const void* lhs, const void* rhs
   // stored [k,m] and [n,k]).
   const int64_t lda = s.transpose_lhs ? s.m : s.k, ldb = s.transpose_rhs ? s.k : s.n;
   const float* b = static_cast<const float*>(rhs) + (s.transpose_rhs ? begin * s.k : begin);
-  if (threads == 1 && UsesSkinnySgemm(s)) {
-    return SkinnySgemm(s.transpose_lhs, s.m, end - begin, s.k, static_cast<const float*>(lhs), lda,
-                       b, ldb, static_cast<float*>(out) + begin, s.n);
-  }
   return onednn::SgemmBlock(s.transpose_lhs, s.transpose_rhs, s.m, end - begin, s.k,
                             static_cast<const float*>(lhs), lda, b, ldb,
                             static_cast<float*>(out) + begin, s.n, threads);
@@ -190,6 +179,32 @@ absl::Status SgemmRows(const MatmulShape& s, const void* lhs, const void* rhs, v
   return onednn::SgemmBlock(s.transpose_lhs, s.transpose_rhs, end - begin, s.n, s.k, a, lda,
                             static_cast<const float*>(rhs), ldb,
                             static_cast<float*>(out) + begin * s.n, s.n);
+}
+
+// A wide f32 product of 28 to 32 rows times weights past L2 (skinny_sgemm.h),
+// run on one thread or, with the caller's threads, as one block of columns
+// each (where it would otherwise be dnnl_sgemm calls: not a team's product).
+bool UsesSkinnySgemm(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
+                     ElementType out_type, int threads, const HostParallelism& parallelism) {
+  return IsWideF32(s, lhs_type, rhs_type, out_type) && s.m >= kSkinnySgemmMinRows &&
+         s.m <= kSkinnySgemmMaxRows && !s.transpose_rhs && s.k * s.n >= kSkinnySgemmMinWeights &&
+         (threads == 1 || parallelism.run) &&
+         !IsTeamSgemm(s, lhs_type, rhs_type, out_type, threads) && SkinnySgemmAvailable();
+}
+
+absl::Status SkinnyMatmul(const MatmulShape& s, const void* lhs, const void* rhs, void* out,
+                          int threads, const HostParallelism& parallelism) {
+  auto columns = [&](int64_t begin, int64_t end) {
+    return SkinnySgemm(s.transpose_lhs, s.m, end - begin, s.k, static_cast<const float*>(lhs),
+                       s.transpose_lhs ? s.m : s.k, static_cast<const float*>(rhs) + begin, s.n,
+                       static_cast<float*>(out) + begin, s.n);
+  };
+  const int64_t parts = std::min<int64_t>(threads, s.n);
+  if (parts == 1) return columns(0, s.n);
+  return RunParts(
+      parallelism, parts,
+      [&](int64_t part) { return columns(s.n * part / parts, s.n * (part + 1) / parts); },
+      "matmul: out of memory");
 }
 
 // One single-threaded oneDNN call per block on the caller's threads: blocks
@@ -294,6 +309,13 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
   // oneDNN's s32 sum of 8-bit products cannot overflow below 2^31 / 2^15.
   const bool int8 = IsIntegerType(lhs_type);
   const bool onednn_fits = shape.k > 0 && (!int8 || shape.k <= (int64_t{1} << 16));
+  if (backend == MatmulBackend::kAuto && shape.k > 0) {
+    const int threads = parallelism.run ? parallelism.threads : HostThreads();
+    if (UsesSkinnySgemm(shape, lhs_type, rhs_type, out_type, threads, parallelism)) {
+      if (used != nullptr) *used = MatmulBackend::kSkinny;
+      return SkinnyMatmul(shape, lhs, rhs, out, threads, parallelism);
+    }
+  }
   if (backend == MatmulBackend::kAuto || backend == MatmulBackend::kOneDnn) {
     absl::Status status = Unimplemented("oneDNN: k = ", shape.k, " is outside the range it runs");
     if (onednn_fits) {

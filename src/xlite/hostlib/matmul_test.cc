@@ -322,7 +322,7 @@ TEST(Matmul, F32OnOneThread) {
 // has 2^33 multiply-adds) match double-precision sums.
 // A batch of 28-32 rows times weights past L2 runs on the skinny kernel, on
 // one thread and in column blocks across the caller's threads; fewer rows,
-// smaller weights or transposed ones stay on oneDNN.
+// smaller weights or transposed ones stay on oneDNN, as does a forced kOneDnn.
 TEST(Matmul, FewRowsTimesLargeWeightsReadTheWeightsInPlace) {
   if (!SkinnySgemmAvailable()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernel never runs";
   SetHostThreads(1);
@@ -351,13 +351,25 @@ TEST(Matmul, FewRowsTimesLargeWeightsReadTheWeightsInPlace) {
       const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, seed += 2);
       std::vector<uint8_t> out(s.m * s.n * sizeof(float), 0xAB);
       const int64_t calls = SkinnySgemmCalls();
+      MatmulBackend used;
       ASSERT_TRUE(Matmul(s, E::kF32, a.data(), E::kF32, b.data(), E::kF32, out.data(),
-                         MatmulBackend::kAuto, nullptr, split ? two : HostParallelism{})
+                         MatmulBackend::kAuto, &used, split ? two : HostParallelism{})
                       .ok());
       EXPECT_EQ(SkinnySgemmCalls() - calls, split ? e.calls_on_two : e.calls_on_one);
+      EXPECT_EQ(used, e.calls_on_one > 0 ? MatmulBackend::kSkinny : MatmulBackend::kOneDnn);
       ExpectSampledF32Product(s, a, b, out);
     }
   }
+  const MatmulShape s{1, 32, 784, 1024};
+  const std::vector<uint8_t> a = RandomBuffer(E::kF32, s.m * s.k, 1400);
+  const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, 1401);
+  std::vector<uint8_t> out(s.m * s.n * sizeof(float));
+  const int64_t calls = SkinnySgemmCalls();
+  ASSERT_TRUE(
+      Matmul(s, E::kF32, a.data(), E::kF32, b.data(), E::kF32, out.data(), MatmulBackend::kOneDnn)
+          .ok());
+  EXPECT_EQ(SkinnySgemmCalls(), calls);
+  ExpectSampledF32Product(s, a, b, out);
 }
 
 TEST(Matmul, LargeF32IsOneTeamSgemm) {
