@@ -8,8 +8,9 @@
 //   encoder_b8s128 workloads, named gemm_<M>x<K>x<N> (batched ones
 //   bgemm_<B>x<M>x<K>x<N>).
 // BM_Sgemm/<workload>: oneDNN's dnnl_sgemm called directly, on the shapes
-//   where hostlib's Matmul runs its own kernel instead (mlp_b32's wide
-//   layers: hostlib/skinny_sgemm.h), so that one run compares the two.
+//   where hostlib's Matmul runs its own kernel instead at --threads=1
+//   (mlp_b32's wide layers: hostlib/skinny_sgemm.h; with more threads and no
+//   pool Matmul stays on oneDNN), so that one run compares the two.
 // BM_Conv/<workload>: hostlib::Convolution on jax/cnn_b8's convolutions
 //   (b01f_01io->b01f, f32).
 // T threads: hostlib::SetHostThreads(T) (oneDNN's OpenMP team).

@@ -192,14 +192,24 @@ bool UsesSkinnySgemm(const MatmulShape& s, ElementType lhs_type, ElementType rhs
          !IsTeamSgemm(s, lhs_type, rhs_type, out_type, threads) && SkinnySgemmAvailable();
 }
 
-absl::Status SkinnyMatmul(const MatmulShape& s, const void* lhs, const void* rhs, void* out,
+// On `threads` of the caller's (one block of columns each), or on the calling
+// thread when there are fewer than two or no `parallelism.run`. Any f32
+// product of batch 1 and 1 to 32 rows, weights not stored transposed;
+// Unimplemented for others (a forced kSkinny).
+absl::Status SkinnyMatmul(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
+                          ElementType out_type, const void* lhs, const void* rhs, void* out,
                           int threads, const HostParallelism& parallelism) {
+  if (!IsF32Matrix(s, lhs_type, rhs_type, out_type) || s.transpose_rhs ||
+      s.m > kSkinnySgemmMaxRows || s.k == 0) {
+    return Unimplemented("skinny sgemm: runs f32 products of batch 1, at most ",
+                         kSkinnySgemmMaxRows, " rows and k > 0, weights stored [k,n]");
+  }
   auto columns = [&](int64_t begin, int64_t end) {
     return SkinnySgemm(s.transpose_lhs, s.m, end - begin, s.k, static_cast<const float*>(lhs),
                        s.transpose_lhs ? s.m : s.k, static_cast<const float*>(rhs) + begin, s.n,
                        static_cast<float*>(out) + begin, s.n);
   };
-  const int64_t parts = std::min<int64_t>(threads, s.n);
+  const int64_t parts = parallelism.run ? std::clamp<int64_t>(threads, 1, s.n) : 1;
   if (parts == 1) return columns(0, s.n);
   return RunParts(
       parallelism, parts,
@@ -309,21 +319,22 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
   // oneDNN's s32 sum of 8-bit products cannot overflow below 2^31 / 2^15.
   const bool int8 = IsIntegerType(lhs_type);
   const bool onednn_fits = shape.k > 0 && (!int8 || shape.k <= (int64_t{1} << 16));
-  if (backend == MatmulBackend::kAuto && shape.k > 0) {
-    const int threads = parallelism.run ? parallelism.threads : HostThreads();
-    if (UsesSkinnySgemm(shape, lhs_type, rhs_type, out_type, threads, parallelism)) {
-      if (used != nullptr) *used = MatmulBackend::kSkinny;
-      return SkinnyMatmul(shape, lhs, rhs, out, threads, parallelism);
-    }
+  // The threads this call may use: the runtime's, else an OpenMP team's.
+  const double flops = MatmulFlops(shape);
+  const int threads = flops < kParallelMatmulFlops ? 1
+                      : parallelism.run            ? parallelism.threads
+                                                   : HostThreads();
+  if (backend == MatmulBackend::kSkinny ||
+      (backend == MatmulBackend::kAuto && shape.k > 0 &&
+       UsesSkinnySgemm(shape, lhs_type, rhs_type, out_type, threads, parallelism))) {
+    const absl::Status status =
+        SkinnyMatmul(shape, lhs_type, rhs_type, out_type, lhs, rhs, out, threads, parallelism);
+    if (status.ok() && used != nullptr) *used = MatmulBackend::kSkinny;
+    return status;
   }
   if (backend == MatmulBackend::kAuto || backend == MatmulBackend::kOneDnn) {
     absl::Status status = Unimplemented("oneDNN: k = ", shape.k, " is outside the range it runs");
     if (onednn_fits) {
-      // The threads this call may use: the runtime's, else an OpenMP team's.
-      const double flops = MatmulFlops(shape);
-      const int threads = flops < kParallelMatmulFlops ? 1
-                          : parallelism.run            ? parallelism.threads
-                                                       : HostThreads();
       // One dnnl_sgemm (on a team of `threads`): small f32 products, where
       // the primitive's per-call costs dominate (lstm_scan's 16x128x512 steps:
       // the program 0.74x), large ones, where its brgemm is slower (2048^3

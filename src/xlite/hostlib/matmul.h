@@ -49,7 +49,7 @@ enum class MatmulBackend {
   kOneDnn,  // Unimplemented where oneDNN has no kernel for the types here
   kBlas,    // f32, f64, c64, c128 with one type throughout; else Unimplemented
   kLoops,   // hostlib's own loops: every type
-  kSkinny,  // skinny_sgemm.h's kernel: only kAuto picks it (reported in `used`)
+  kSkinny,  // skinny_sgemm.h's kernel: f32, batch 1, <= 32 rows, rhs [k,n]; else Unimplemented
 };
 
 // `used` (when given) is set to the backend that ran.

@@ -317,9 +317,6 @@ TEST(Matmul, F32OnOneThread) {
   SetHostThreads(0);
 }
 
-// A product of kTeamSgemmFlops or more is one dnnl_sgemm on an OpenMP team,
-// not split across the caller's threads; its elements (sampled: the product
-// has 2^33 multiply-adds) match double-precision sums.
 // A batch of 28-32 rows times weights past L2 runs on the skinny kernel, on
 // one thread and in column blocks across the caller's threads; fewer rows,
 // smaller weights or transposed ones stay on oneDNN, as does a forced kOneDnn.
@@ -343,12 +340,13 @@ TEST(Matmul, FewRowsTimesLargeWeightsReadTheWeightsInPlace) {
       {{1, 32, 784, 1024, true}, 1, 2}, {{1, 32, 784, 1024, false, true}, 0, 0}};
   uint32_t seed = 1300;
   for (const Expectation& e : expectations) {
+    const MatmulShape& s = e.shape;
+    const std::vector<uint8_t> a = RandomBuffer(E::kF32, s.m * s.k, seed += 2);
+    const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, seed += 2);
+    std::vector<uint8_t> one_thread;
     for (bool split : {false, true}) {
-      const MatmulShape& s = e.shape;
       SCOPED_TRACE(absl::StrCat(s.m, "x", s.k, "x", s.n, s.transpose_lhs ? " lhs^T" : "",
                                 s.transpose_rhs ? " rhs^T" : "", split ? " 2t" : " 1t"));
-      const std::vector<uint8_t> a = RandomBuffer(E::kF32, s.m * s.k, seed += 2);
-      const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, seed += 2);
       std::vector<uint8_t> out(s.m * s.n * sizeof(float), 0xAB);
       const int64_t calls = SkinnySgemmCalls();
       MatmulBackend used;
@@ -358,8 +356,14 @@ TEST(Matmul, FewRowsTimesLargeWeightsReadTheWeightsInPlace) {
       EXPECT_EQ(SkinnySgemmCalls() - calls, split ? e.calls_on_two : e.calls_on_one);
       EXPECT_EQ(used, e.calls_on_one > 0 ? MatmulBackend::kSkinny : MatmulBackend::kOneDnn);
       ExpectSampledF32Product(s, a, b, out);
+      // Each column is the same chain of multiply-adds whichever thread
+      // makes it: the split result is the one-thread result, bit for bit.
+      if (split && used == MatmulBackend::kSkinny) EXPECT_EQ(out, one_thread);
+      one_thread = std::move(out);
     }
   }
+  // A forced kOneDnn never takes the kernel; a forced kSkinny takes any
+  // product of up to 32 rows and refuses the rest.
   const MatmulShape s{1, 32, 784, 1024};
   const std::vector<uint8_t> a = RandomBuffer(E::kF32, s.m * s.k, 1400);
   const std::vector<uint8_t> b = RandomBuffer(E::kF32, s.k * s.n, 1401);
@@ -370,8 +374,25 @@ TEST(Matmul, FewRowsTimesLargeWeightsReadTheWeightsInPlace) {
           .ok());
   EXPECT_EQ(SkinnySgemmCalls(), calls);
   ExpectSampledF32Product(s, a, b, out);
+  MatmulBackend used;
+  CheckMatmul({E::kF32, E::kF32, E::kF32}, {1, 5, 7, 3}, MatmulBackend::kSkinny, 1402, &used);
+  EXPECT_EQ(used, MatmulBackend::kSkinny);
+  for (const auto& [c, shape] :
+       {std::pair{Case{E::kF32, E::kF32, E::kF32}, MatmulShape{1, 33, 7, 3}},
+        std::pair{Case{E::kF32, E::kF32, E::kF32}, MatmulShape{2, 5, 7, 3}},
+        std::pair{Case{E::kF32, E::kF32, E::kF32}, MatmulShape{1, 5, 7, 3, false, true}},
+        std::pair{Case{E::kBF16, E::kBF16, E::kF32}, MatmulShape{1, 5, 7, 3}}}) {
+    std::vector<uint8_t> buffer(4096);
+    const absl::Status status = Matmul(shape, c.lhs, buffer.data(), c.rhs, buffer.data(), c.out,
+                                       buffer.data(), MatmulBackend::kSkinny);
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+  }
+  SetHostThreads(0);
 }
 
+// A product of kTeamSgemmFlops or more is one dnnl_sgemm on an OpenMP team,
+// not split across the caller's threads; its elements (sampled: the product
+// has 2^33 multiply-adds) match double-precision sums.
 TEST(Matmul, LargeF32IsOneTeamSgemm) {
   const MatmulShape s{1, 2048, 2048, 2048};
   EXPECT_TRUE(IsTeamSgemm(s, E::kF32, E::kF32, E::kF32, 2));

@@ -1,6 +1,8 @@
 #include "xlite/hostlib/skinny_sgemm.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +17,15 @@
 #define XLITE_AVX512 __attribute__((target("avx512f")))
 
 namespace xlite::hostlib {
+namespace {
+
+std::atomic<int64_t> calls{0};
+
+}  // namespace
+
+int64_t SkinnySgemmCalls() { return calls.load(std::memory_order_relaxed); }
+
+#if defined(__x86_64__)
 namespace {
 
 constexpr int kLanes = 16;
@@ -190,8 +201,6 @@ float* Scratch(size_t floats) {
   return buffer.get();
 }
 
-std::atomic<int64_t> calls{0};
-
 }  // namespace
 
 bool SkinnySgemmAvailable() {
@@ -199,20 +208,21 @@ bool SkinnySgemmAvailable() {
   return available;
 }
 
-int64_t SkinnySgemmCalls() { return calls.load(std::memory_order_relaxed); }
-
 absl::Status SkinnySgemm(bool transpose_lhs, int64_t m, int64_t n, int64_t k, const float* a,
                          int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
-  if (m < 1 || m > kSkinnySgemmMaxRows || n < 1 || k < 1 || !SkinnySgemmAvailable()) {
-    return Internal("skinny sgemm: [", m, ",", k, "] x [", k, ",", n,
-                    "] is not a product it runs on this CPU");
+  if (m < 1 || m > kSkinnySgemmMaxRows || n < 1 || k < 1 || lda < (transpose_lhs ? m : k) ||
+      ldb < n || ldc < n) {
+    return InvalidArgument("skinny sgemm: [", m, ",", k, "] x [", k, ",", n, "] with lda ", lda,
+                           ", ldb ", ldb, ", ldc ", ldc, " is not a product it runs (1 to ",
+                           kSkinnySgemmMaxRows, " rows)");
   }
-  calls.fetch_add(1, std::memory_order_relaxed);
+  if (!SkinnySgemmAvailable()) return Unimplemented("skinny sgemm: this CPU has no AVX-512F");
   // One vector of rows serves m <= 16 (tests reach it; Matmul does not).
   const int vectors = m > kLanes ? 2 : 1;
   const size_t width = static_cast<size_t>(vectors) * kLanes;
   float* scratch = Scratch((static_cast<size_t>(k) + static_cast<size_t>(n)) * width);
   if (scratch == nullptr) return absl::ResourceExhaustedError("skinny sgemm: out of memory");
+  calls.fetch_add(1, std::memory_order_relaxed);
   float* at = scratch;
   float* ct = scratch + static_cast<size_t>(k) * width;
   if (vectors == 2) {
@@ -222,5 +232,16 @@ absl::Status SkinnySgemm(bool transpose_lhs, int64_t m, int64_t n, int64_t k, co
   }
   return absl::OkStatus();
 }
+
+#else  // not x86-64: no kernel
+
+bool SkinnySgemmAvailable() { return false; }
+
+absl::Status SkinnySgemm(bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+                         int64_t, float*, int64_t) {
+  return Unimplemented("skinny sgemm: an x86-64 kernel (AVX-512F)");
+}
+
+#endif
 
 }  // namespace xlite::hostlib

@@ -33,15 +33,16 @@ inline constexpr int64_t kSkinnySgemmMinRows = 28;
 inline constexpr int64_t kSkinnySgemmMaxRows = 32;
 inline constexpr int64_t kSkinnySgemmMinWeights = 768 * 1024;
 
-// Whether this CPU runs the kernel (AVX-512F).
+// Whether this CPU runs the kernel (x86-64 with AVX-512F).
 bool SkinnySgemmAvailable();
 
 // C[m,n] = op(A)·B on f32 with row-major leading dimensions, A stored [k,m]
-// when transpose_lhs; kSkinnySgemmMinRows <= m <= kSkinnySgemmMaxRows, k and
-// n >= 1, SkinnySgemmAvailable() (any k·n: kSkinnySgemmMinWeights is the
-// caller's choice). On the calling thread; its scratch (the transposed lhs and
-// the result transposed, (k + n)·32 floats)
-// stays with the thread. ResourceExhausted when that cannot be allocated.
+// when transpose_lhs; any 1 <= m <= kSkinnySgemmMaxRows, k and n >= 1 (the
+// row and weight bounds above are Matmul's choice). On the calling thread;
+// its scratch (the transposed lhs and the result transposed, (k + n)·32
+// floats) stays with the thread. InvalidArgument for other shapes or leading
+// dimensions below a row's length, Unimplemented without AVX-512F,
+// ResourceExhausted when the scratch cannot be allocated.
 absl::Status SkinnySgemm(bool transpose_lhs, int64_t m, int64_t n, int64_t k, const float* a,
                          int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 

@@ -1,10 +1,16 @@
 #include "xlite/hostlib/skinny_sgemm.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -89,13 +95,51 @@ TEST(SkinnySgemm, InfinitiesAndNansPropagateAsTheProductsDo) {
   }
 }
 
+// A, B and C each end at a page followed by an inaccessible one, so a read or
+// write past any operand's last element faults (the masked loads and stores
+// of the tails must not touch it).
+TEST(SkinnySgemm, TouchesNothingPastItsOperands) {
+  if (!SkinnySgemmAvailable()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernel never runs";
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // `floats` floats ending where an inaccessible page begins.
+  auto fenced = [page](size_t floats) {
+    const size_t bytes = (floats * sizeof(float) + page - 1) / page * page;
+    void* region =
+        mmap(nullptr, bytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(region, MAP_FAILED);
+    EXPECT_EQ(mprotect(static_cast<char*>(region) + bytes, page, PROT_NONE), 0);
+    float* end = reinterpret_cast<float*>(static_cast<char*>(region) + bytes);
+    return std::pair{end - floats, std::pair{region, bytes + page}};
+  };
+  for (bool transpose_lhs : {false, true}) {
+    for (auto [m, k, n] : {std::tuple{32, 33, 29}, std::tuple{17, 1, 1}, std::tuple{5, 47, 13}}) {
+      SCOPED_TRACE(absl::StrCat(m, "x", k, "x", n, transpose_lhs ? " lhs^T" : ""));
+      auto [a, a_region] = fenced(size_t(m) * k);
+      auto [b, b_region] = fenced(size_t(k) * n);
+      auto [c, c_region] = fenced(size_t(m) * n);
+      for (int64_t i = 0; i < m * k; ++i) a[i] = 0.5f;
+      for (int64_t i = 0; i < k * n; ++i) b[i] = 2.0f;
+      ASSERT_TRUE(SkinnySgemm(transpose_lhs, m, n, k, a, transpose_lhs ? m : k, b, n, c, n).ok());
+      for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], float(k)) << "at " << i;
+      for (auto [region, bytes] : {a_region, b_region, c_region}) munmap(region, bytes);
+    }
+  }
+}
+
 TEST(SkinnySgemm, RejectsWhatItDoesNotRun) {
   float x = 0;
-  for (int64_t m : {0, 33}) {
-    const absl::Status status = SkinnySgemm(false, m, 1, 1, &x, 1, &x, 1, &x, 1);
-    EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << status;
+  for (auto [m, n, k, lda, ldb, ldc] :
+       {std::array<int64_t, 6>{0, 1, 1, 1, 1, 1}, std::array<int64_t, 6>{33, 1, 1, 1, 1, 1},
+        std::array<int64_t, 6>{1, 0, 1, 1, 1, 1}, std::array<int64_t, 6>{1, 1, 0, 1, 1, 1},
+        std::array<int64_t, 6>{2, 3, 4, 3, 3, 3}, std::array<int64_t, 6>{2, 3, 4, 4, 2, 3},
+        std::array<int64_t, 6>{2, 3, 4, 4, 3, 2}}) {
+    const absl::Status status = SkinnySgemm(false, m, n, k, &x, lda, &x, ldb, &x, ldc);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   }
-  EXPECT_FALSE(SkinnySgemm(false, 1, 0, 1, &x, 1, &x, 1, &x, 1).ok());
+  const absl::Status status = SkinnySgemm(false, 1, 1, 1, &x, 1, &x, 1, &x, 1);
+  EXPECT_EQ(status.code(),
+            SkinnySgemmAvailable() ? absl::StatusCode::kOk : absl::StatusCode::kUnimplemented)
+      << status;
 }
 
 }  // namespace XLITE_UNITY_ID
