@@ -1803,9 +1803,9 @@ TEST(CodegenAccuracy, ErfOfFloatIsWithinItsUlpBound) {
 }
 
 // sin, cos and pow of f32 vectorize through glibc's libmvec (jit.cc): 8-lane
-// AVX2 variants, whose error bound is glibc's, measured here against the
-// correctly rounded value; the JIT'd loop calls them (the optimized IR names
-// _ZGVdN8v_sinf).
+// AVX2 variants (and 16-lane AVX-512 ones where the host has it), whose error
+// bound is glibc's, measured here against the correctly rounded value; the
+// JIT'd loop calls them (the optimized IR names _ZGVdN8v_sinf, _ZGVeN16v_sinf).
 TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> x = SampledFloats({0.0f, -0.0f, 1.5707964f, 3.1415927f, 1e6f, 1e30f, -1e30f,
@@ -1835,6 +1835,11 @@ TEST(CodegenAccuracy, SinCosAndPowOfFloatVectorizeWithinTheirUlpBounds) {
     EXPECT_NE(optimized.find("@_ZGVdN8v_sinf"), std::string::npos);
     EXPECT_NE(optimized.find("@_ZGVdN8v_cosf"), std::string::npos);
     EXPECT_NE(optimized.find("@_ZGVdN8vv_powf"), std::string::npos);
+    if (absl::StrContains(jit->cpu_features(), "+avx512f")) {  // 512-bit loops
+      EXPECT_NE(optimized.find("@_ZGVeN16v_sinf"), std::string::npos);
+      EXPECT_NE(optimized.find("@_ZGVeN16v_cosf"), std::string::npos);
+      EXPECT_NE(optimized.find("@_ZGVeN16vv_powf"), std::string::npos);
+    }
   }
   std::vector<float> ax(x.size()), s(x.size()), c(x.size()), p(x.size());
   for (size_t i = 0; i < x.size(); ++i) ax[i] = std::fabs(x[i]);
@@ -2062,6 +2067,23 @@ TEST(CodegenAccuracy, MoreLibmFunctionsVectorizeWithinTheirUlpBounds) {
   EXPECT_NE(optimized.find("@" #vector), std::string::npos) << #vector;
     XLITE_LIBMVEC_EXTRAS(XLITE_EXPECT_CALLED)
 #undef XLITE_EXPECT_CALLED
+    // And, with AVX-512 (512-bit loops), their 16- and 8-lane variants in the
+    // main vector loops (the AVX2 ones stay in the epilogues).
+    if (absl::StrContains(jit->cpu_features(), "+avx512f")) {
+      std::string extras = " ";
+#define XLITE_SCALAR(scalar, vector, lanes) extras += #scalar " ";
+      XLITE_LIBMVEC_EXTRAS(XLITE_SCALAR)
+#undef XLITE_SCALAR
+      int checked = 0;
+#define XLITE_EXPECT_AVX512(scalar, vector, lanes, intrinsic)             \
+  if (absl::StrContains(extras, " " #scalar " ")) {                       \
+    ++checked;                                                            \
+    EXPECT_NE(optimized.find("@" #vector), std::string::npos) << #vector; \
+  }
+      XLITE_LIBMVEC_AVX512(XLITE_EXPECT_AVX512)
+#undef XLITE_EXPECT_AVX512
+      EXPECT_EQ(checked, 26);  // all 27 extras but atanf
+    }
   }
 }
 

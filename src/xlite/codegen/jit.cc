@@ -57,6 +57,22 @@ const std::vector<llvm::VecDesc>& LibmvecExtras() {
   return *table;
 }
 
+const std::vector<llvm::VecDesc>& LibmvecAvx512() {
+  static const auto* table = [] {
+    auto* descs = new std::vector<llvm::VecDesc>;
+    auto add = [descs](const char* scalar, const char* vector, unsigned lanes) {
+      if (*scalar != '\0') descs->push_back({scalar, vector, llvm::ElementCount::getFixed(lanes)});
+    };
+#define XLITE_VEC_DESC(scalar, vector, lanes, intrinsic) \
+  add(#scalar, #vector, lanes);                          \
+  add(intrinsic, #vector, lanes);
+    XLITE_LIBMVEC_AVX512(XLITE_VEC_DESC)
+#undef XLITE_VEC_DESC
+    return descs;
+  }();
+  return *table;
+}
+
 std::string ErrorText(llvm::Error error) {
   std::string text;
   llvm::handleAllErrors(std::move(error),
@@ -350,6 +366,11 @@ void Jit::Impl::Optimize(llvm::Module& module, llvm::TargetMachine& machine) con
     // emitter's libm calls of these (marked as touching no memory) vectorize
     // too.
     library_info.addVectorizableFunctions(LibmvecExtras());
+    // 16-lane f32 / 8-lane f64 variants where loops are 512 bits wide.
+    if (absl::StrContains(features, "+avx512f") &&
+        (options.prefer_vector_width == 0 || options.prefer_vector_width >= 512)) {
+      library_info.addVectorizableFunctions(LibmvecAvx512());
+    }
   }
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
   passes.registerModuleAnalyses(mam);

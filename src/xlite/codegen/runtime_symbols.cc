@@ -148,6 +148,9 @@ XLITE_LIBMVEC_SYMBOLS(XLITE_DECLARE)
 #define XLITE_DECLARE_EXTRA(scalar, vector, lanes) void vector();
 XLITE_LIBMVEC_EXTRAS(XLITE_DECLARE_EXTRA)
 #undef XLITE_DECLARE_EXTRA
+#define XLITE_DECLARE_AVX512(scalar, vector, lanes, intrinsic) void vector();
+XLITE_LIBMVEC_AVX512(XLITE_DECLARE_AVX512)
+#undef XLITE_DECLARE_AVX512
 }
 
 }  // namespace
@@ -207,6 +210,9 @@ const std::vector<std::pair<const char*, void*>>& KernelRuntimeSymbols() {
 #define XLITE_EXTRA_ENTRY(scalar, vector, lanes) {#vector, Address(&vector)},
           XLITE_LIBMVEC_EXTRAS(XLITE_EXTRA_ENTRY)
 #undef XLITE_EXTRA_ENTRY
+#define XLITE_AVX512_ENTRY(scalar, vector, lanes, intrinsic) {#vector, Address(&vector)},
+              XLITE_LIBMVEC_AVX512(XLITE_AVX512_ENTRY)
+#undef XLITE_AVX512_ENTRY
       // LLVM turns copy and fill loops into calls of these.
       {"memcpy", Address(&::memcpy)},
       {"memmove", Address(&::memmove)},
