@@ -9,8 +9,9 @@
 //   bgemm_<B>x<M>x<K>x<N>).
 // BM_Sgemm/<workload>: oneDNN's dnnl_sgemm called directly, on the shapes
 //   where hostlib's Matmul runs its own kernel instead at --threads=1
-//   (mlp_b32's wide layers: hostlib/skinny_sgemm.h; with more threads and no
-//   pool Matmul stays on oneDNN), so that one run compares the two.
+//   (mlp_b32's wide layers and the few-row LLM shapes: hostlib/skinny_sgemm.h;
+//   with more threads and no pool Matmul stays on oneDNN), so that one run
+//   compares the two.
 // BM_Conv/<workload>: hostlib::Convolution on jax/cnn_b8's convolutions
 //   (b01f_01io->b01f, f32).
 // T threads: hostlib::SetHostThreads(T) (oneDNN's OpenMP team).
@@ -176,6 +177,10 @@ int main(int argc, char** argv) {
       {"gemm_32x784x1024", {1, 32, 784, 1024}},
       {"gemm_32x1024x1024", {1, 32, 1024, 1024}},
       {"gemm_32x1024x10", {1, 32, 1024, 10}},
+      // A few rows times an LLM's weights: gemma2_2b's FFN (31 tokens), and 8
+      // rows times 4096^2 (hostlib/skinny_sgemm.h's large-weights rule).
+      {"gemm_31x2304x9216", {1, 31, 2304, 9216}},
+      {"gemm_8x4096x4096", {1, 8, 4096, 4096}},
       // encoder_b8s128: QKV, out-proj, FFN, and the 64 heads' QKᵀ and PV.
       {"gemm_1024x512x1536", {1, 1024, 512, 1536}},
       {"gemm_1024x512x512", {1, 1024, 512, 512}},
@@ -191,7 +196,10 @@ int main(int argc, char** argv) {
         ->Iterations(shape.m * shape.k * shape.n * shape.batch >= (int64_t{1} << 32) ? 10 : 30);
   }
   for (const auto& [name, shape] : gemms) {
-    if (name != "gemm_32x784x1024" && name != "gemm_32x1024x1024") continue;
+    if (name != "gemm_32x784x1024" && name != "gemm_32x1024x1024" &&
+        name != "gemm_31x2304x9216" && name != "gemm_8x4096x4096") {
+      continue;
+    }
     benchmark::RegisterBenchmark(("BM_Sgemm/" + name).c_str(), BM_Sgemm, name, shape)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)

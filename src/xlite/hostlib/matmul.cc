@@ -181,14 +181,17 @@ absl::Status SgemmRows(const MatmulShape& s, const void* lhs, const void* rhs, v
                             static_cast<float*>(out) + begin * s.n, s.n);
 }
 
-// A wide f32 product of 28 to 32 rows times weights past L2 (skinny_sgemm.h),
+// A wide f32 product of 28 to 32 rows times weights past L2, or of 8 to 32
+// times weights of 64 MiB or more (skinny_sgemm.h),
 // run on one thread or, with the caller's threads, as one block of columns
 // each (where it would otherwise be dnnl_sgemm calls: not a team's product).
 bool UsesSkinnySgemm(const MatmulShape& s, ElementType lhs_type, ElementType rhs_type,
                      ElementType out_type, int threads, const HostParallelism& parallelism) {
-  return IsWideF32(s, lhs_type, rhs_type, out_type) && s.m >= kSkinnySgemmMinRows &&
-         s.m <= kSkinnySgemmMaxRows && !s.transpose_rhs && s.k * s.n >= kSkinnySgemmMinWeights &&
-         (threads == 1 || parallelism.run) &&
+  const int64_t weights = s.k * s.n;
+  const bool rows = (s.m >= kSkinnySgemmMinRows && weights >= kSkinnySgemmMinWeights) ||
+                    (s.m >= kSkinnySgemmMinRowsLargeWeights && weights >= kSkinnySgemmLargeWeights);
+  return IsWideF32(s, lhs_type, rhs_type, out_type) && rows && s.m <= kSkinnySgemmMaxRows &&
+         !s.transpose_rhs && (threads == 1 || parallelism.run) &&
          !IsTeamSgemm(s, lhs_type, rhs_type, out_type, threads) && SkinnySgemmAvailable();
 }
 
