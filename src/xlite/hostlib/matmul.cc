@@ -181,7 +181,7 @@ absl::Status SgemmRows(const MatmulShape& s, const void* lhs, const void* rhs, v
                             static_cast<float*>(out) + begin * s.n, s.n);
 }
 
-// A wide f32 product of 28 to 32 rows times weights past L2, or of 8 to 32
+// A wide f32 product of 28 to 32 rows times weights past L2, or of 12 to 32
 // times weights of 64 MiB or more (skinny_sgemm.h),
 // run on one thread or, with the caller's threads, as one block of columns
 // each (where it would otherwise be dnnl_sgemm calls: not a team's product).

@@ -20,7 +20,7 @@
 // precision its types ask for.
 //
 // Backends: skinny_sgemm.h's kernel for a wide f32 product of a few rows
-// with large weights (28-32 rows past L2, 8-32 with 64 MiB; on AVX-512),
+// with large weights (28-32 rows past L2, 12-32 with 64 MiB; on AVX-512),
 // oneDNN matmul for f32, bf16 and f16 (with an f32 or same-type result) and
 // s8/u8 x s8 -> s32 where this CPU has kernels for them; BLAS
 // (?gemm) for f64, c64 and c128; hostlib's own loops for the rest. Buffers

@@ -317,7 +317,7 @@ TEST(Matmul, F32OnOneThread) {
   SetHostThreads(0);
 }
 
-// A batch of 28-32 rows times weights past L2, or of 8-32 times 64 MiB of
+// A batch of 28-32 rows times weights past L2, or of 12-32 times 64 MiB of
 // weights, runs on the skinny kernel, on one thread and in column blocks
 // across the caller's threads; fewer rows, smaller weights or transposed ones
 // stay on oneDNN, as does a forced kOneDnn.
@@ -339,8 +339,8 @@ TEST(Matmul, FewRowsTimesLargeWeightsReadTheWeightsInPlace) {
       {{1, 32, 784, 1024}, 1, 2},       {{1, 28, 1024, 768}, 1, 2},
       {{1, 27, 1024, 1024}, 0, 0},      {{1, 32, 512, 1024}, 0, 0},
       {{1, 32, 784, 1024, true}, 1, 2}, {{1, 32, 784, 1024, false, true}, 0, 0},
-      {{1, 8, 4096, 4096}, 1, 2},       {{1, 7, 4096, 4096}, 0, 0},
-      {{1, 8, 2048, 2048}, 0, 0}};
+      {{1, 12, 4096, 4096}, 1, 2},      {{1, 11, 4096, 4096}, 0, 0},
+      {{1, 12, 2048, 2048}, 0, 0}};
   uint32_t seed = 1300;
   for (const Expectation& e : expectations) {
     const MatmulShape& s = e.shape;

@@ -217,7 +217,7 @@ absl::Status SkinnySgemm(bool transpose_lhs, int64_t m, int64_t n, int64_t k, co
                            kSkinnySgemmMaxRows, " rows)");
   }
   if (!SkinnySgemmAvailable()) return Unimplemented("skinny sgemm: this CPU has no AVX-512F");
-  // One vector of rows serves m <= 16 (Matmul: 8 to 16 rows times large weights).
+  // One vector of rows serves m <= 16 (Matmul: 12 to 16 rows times large weights).
   const int vectors = m > kLanes ? 2 : 1;
   const size_t width = static_cast<size_t>(vectors) * kLanes;
   float* scratch = Scratch((static_cast<size_t>(k) + static_cast<size_t>(n)) * width);

@@ -1,5 +1,5 @@
 // An f32 matrix product with few rows and large weights (a batch of 28 to 32
-// times a weight matrix that does not fit L2, or of 8 to 32 times one of 64
+// times a weight matrix that does not fit L2, or of 12 to 32 times one of 64
 // MiB or more: C[m,n] = A[m,k]·B[k,n]), on AVX-512.
 //
 // Why not oneDNN's sgemm: with so few rows each weight is used m times, so
@@ -33,10 +33,12 @@ inline constexpr int64_t kSkinnySgemmMinRows = 28;
 inline constexpr int64_t kSkinnySgemmMaxRows = 32;
 inline constexpr int64_t kSkinnySgemmMinWeights = 768 * 1024;
 // With weights of 64 MiB or more (an LLM's layers) sgemm slows down further
-// (8 to 24 rows times 4096^2, 2048x8192 or 2304x9216 floats: 25-76 GFLOP/s)
-// and the kernel wins from 8 rows, its one-vector form half padding there:
-// 0.55-0.87x sgemm's time. At 2048^2 (16 MiB) it lost at 8 rows (1.43x).
-inline constexpr int64_t kSkinnySgemmMinRowsLargeWeights = 8;
+// at few rows (12 to 24 rows times 4096^2, 2048x8192 or 2304x9216 floats:
+// 25-76 GFLOP/s on one thread) and the kernel, its one-vector form partly
+// padding, wins from 12 rows: through `xlite run`, 0.51-0.54x sgemm's time on
+// one thread, 0.5-0.85x on two. At 8 rows it lost on two threads (4096^2
+// 1.21x, 2048x8192 1.32x), at 2048^2 (16 MiB) on one (1.43x).
+inline constexpr int64_t kSkinnySgemmMinRowsLargeWeights = 12;
 inline constexpr int64_t kSkinnySgemmLargeWeights = 16 * 1024 * 1024;
 
 // Whether this CPU runs the kernel (x86-64 with AVX-512F).
