@@ -47,10 +47,10 @@ bool SkinnySgemmAvailable();
 // C[m,n] = op(A)·B on f32 with row-major leading dimensions, A stored [k,m]
 // when transpose_lhs; any 1 <= m <= kSkinnySgemmMaxRows, k and n >= 1 (the
 // row and weight bounds above are Matmul's choice). On the calling thread;
-// its scratch (the transposed lhs and the result transposed, (k + n)·32
-// floats) stays with the thread. InvalidArgument for other shapes or leading
-// dimensions below a row's length, Unimplemented without AVX-512F,
-// ResourceExhausted when the scratch cannot be allocated.
+// its scratch (the transposed lhs and a block of the result transposed,
+// (k + min(n, 16384))·32 floats) stays with the thread. InvalidArgument for
+// other shapes or leading dimensions below a row's length, Unimplemented
+// without AVX-512F, ResourceExhausted when the scratch cannot be allocated.
 absl::Status SkinnySgemm(bool transpose_lhs, int64_t m, int64_t n, int64_t k, const float* a,
                          int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 

@@ -88,6 +88,15 @@ TEST(SkinnySgemm, EveryRowCountAndEdgeMatchesOrderedFmaBitForBit) {
   }
 }
 
+// More columns than one pass takes (16384): the passes' results land side by
+// side, each exact.
+TEST(SkinnySgemm, ColumnsBeyondOnePass) {
+  if (!SkinnySgemmAvailable()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernel never runs";
+  for (int64_t m : {3, 20}) {
+    for (bool transpose_lhs : {false, true}) Check(transpose_lhs, m, 5, 16384 * 2 + 37, 91);
+  }
+}
+
 TEST(SkinnySgemm, InfinitiesAndNansPropagateAsTheProductsDo) {
   if (!SkinnySgemmAvailable()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernel never runs";
   for (int64_t m : {9, 32}) {
