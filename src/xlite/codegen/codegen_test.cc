@@ -1925,7 +1925,7 @@ int64_t CheckUlps(const char* op, T x, T got, T expected, int64_t bound) {
 // infinities against the correctly rounded value (computed in double, and
 // long double for f64), by CheckUlps: within glibc's 4 ulp. atan2 on a grid
 // of pairs with every sign, zero and infinity. On an AVX2 host every kernel
-// calls its vector variant.
+// calls its vector variant (on an AVX-512 host its 16- or 8-lane one).
 struct MathCase {
   const char* op;  // HLO
   double (*reference)(double);

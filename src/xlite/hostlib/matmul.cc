@@ -328,7 +328,7 @@ absl::Status Matmul(const MatmulShape& shape, ElementType lhs_type, const void* 
                       : parallelism.run            ? parallelism.threads
                                                    : HostThreads();
   if (backend == MatmulBackend::kSkinny ||
-      (backend == MatmulBackend::kAuto && shape.k > 0 &&
+      (backend == MatmulBackend::kAuto &&
        UsesSkinnySgemm(shape, lhs_type, rhs_type, out_type, threads, parallelism))) {
     const absl::Status status =
         SkinnyMatmul(shape, lhs_type, rhs_type, out_type, lhs, rhs, out, threads, parallelism);

@@ -118,34 +118,40 @@ XLITE_AVX512 inline __mmask16 FirstLanes(int64_t count) {
   return count >= kLanes ? __mmask16(0xffff) : __mmask16((1u << count) - 1);
 }
 
+// dst's rows [0, dst_rows), each `dst_lanes` wide (at most 16), from the
+// transpose of src's rows [0, rows) x columns [0, columns) (zero past them):
+// a 16x16 block moved through registers, masked at the edges.
+XLITE_AVX512 void TransposeBlock(const float* src, int64_t src_stride, int64_t rows,
+                                 int64_t columns, float* dst, int64_t dst_stride, int64_t dst_rows,
+                                 int64_t dst_lanes) {
+  const __mmask16 in = FirstLanes(columns), out = FirstLanes(dst_lanes);
+  __m512 block[kLanes];
+  for (int i = 0; i < kLanes; ++i) {
+    block[i] = i < rows ? _mm512_maskz_loadu_ps(in, src + i * src_stride) : _mm512_setzero_ps();
+  }
+  Transpose16(block);
+  for (int64_t i = 0; i < std::min<int64_t>(kLanes, dst_rows); ++i) {
+    _mm512_mask_storeu_ps(dst + i * dst_stride, out, block[i]);
+  }
+}
+
 // at[k][0, width) = op(A)[0, m) x [k], zero past m.
 template <int kVectors>
 XLITE_AVX512 void PackLhs(bool transpose_lhs, int64_t m, int64_t k, const float* a, int64_t lda,
                           float* at) {
   constexpr int kWidth = kVectors * kLanes;
-  if (transpose_lhs) {  // A stored [k, m]: rows are already the vectors
-    for (int64_t kk = 0; kk < k; ++kk) {
-      for (int v = 0; v < kVectors; ++v) {
-        const __mmask16 rows = FirstLanes(std::max<int64_t>(m - v * kLanes, 0));
-        _mm512_store_ps(at + kk * kWidth + v * kLanes,
-                        _mm512_maskz_loadu_ps(rows, a + kk * lda + v * kLanes));
-      }
-    }
-    return;
-  }
   for (int v = 0; v < kVectors; ++v) {
+    const int64_t rows = std::max<int64_t>(m - v * kLanes, 0);  // of this vector
+    if (transpose_lhs) {  // A stored [k, m]: its rows are already the vectors
+      for (int64_t kk = 0; kk < k; ++kk) {
+        _mm512_store_ps(at + kk * kWidth + v * kLanes,
+                        _mm512_maskz_loadu_ps(FirstLanes(rows), a + kk * lda + v * kLanes));
+      }
+      continue;
+    }
     for (int64_t k0 = 0; k0 < k; k0 += kLanes) {
-      const __mmask16 columns = FirstLanes(k - k0);
-      __m512 block[kLanes];
-      for (int i = 0; i < kLanes; ++i) {
-        const int64_t row = v * kLanes + i;
-        block[i] =
-            row < m ? _mm512_maskz_loadu_ps(columns, a + row * lda + k0) : _mm512_setzero_ps();
-      }
-      Transpose16(block);
-      for (int64_t i = 0; i < std::min<int64_t>(kLanes, k - k0); ++i) {
-        _mm512_store_ps(at + (k0 + i) * kWidth + v * kLanes, block[i]);
-      }
+      TransposeBlock(a + v * kLanes * lda + k0, lda, rows, k - k0, at + k0 * kWidth + v * kLanes,
+                     kWidth, k - k0, kLanes);
     }
   }
 }
@@ -156,16 +162,8 @@ XLITE_AVX512 void UnpackResult(int64_t m, int64_t n, const float* ct, float* c, 
   constexpr int kWidth = kVectors * kLanes;
   for (int v = 0; v < kVectors && v * kLanes < m; ++v) {
     for (int64_t n0 = 0; n0 < n; n0 += kLanes) {
-      __m512 block[kLanes];
-      for (int j = 0; j < kLanes; ++j) {
-        block[j] =
-            n0 + j < n ? _mm512_load_ps(ct + (n0 + j) * kWidth + v * kLanes) : _mm512_setzero_ps();
-      }
-      Transpose16(block);
-      const __mmask16 columns = FirstLanes(n - n0);
-      for (int64_t i = 0; i < std::min<int64_t>(kLanes, m - v * kLanes); ++i) {
-        _mm512_mask_storeu_ps(c + (v * kLanes + i) * ldc + n0, columns, block[i]);
-      }
+      TransposeBlock(ct + n0 * kWidth + v * kLanes, kWidth, n - n0, kLanes,
+                     c + v * kLanes * ldc + n0, ldc, m - v * kLanes, n - n0);
     }
   }
 }

@@ -110,15 +110,23 @@ TEST(SkinnySgemm, InfinitiesAndNansPropagateAsTheProductsDo) {
 TEST(SkinnySgemm, TouchesNothingPastItsOperands) {
   if (!SkinnySgemmAvailable()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernel never runs";
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  // `floats` floats ending where an inaccessible page begins.
-  auto fenced = [page](size_t floats) {
+  // `floats` floats ending where an inaccessible page begins (null, reported,
+  // when the pages cannot be mapped or fenced).
+  auto fenced = [page](size_t floats) -> std::pair<float*, std::pair<void*, size_t>> {
     const size_t bytes = (floats * sizeof(float) + page - 1) / page * page;
     void* region =
         mmap(nullptr, bytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    EXPECT_NE(region, MAP_FAILED);
-    EXPECT_EQ(mprotect(static_cast<char*>(region) + bytes, page, PROT_NONE), 0);
+    if (region == MAP_FAILED) {
+      ADD_FAILURE() << "mmap of " << bytes + page << " bytes failed";
+      return {nullptr, {nullptr, 0}};
+    }
+    if (mprotect(static_cast<char*>(region) + bytes, page, PROT_NONE) != 0) {
+      ADD_FAILURE() << "mprotect failed";
+      munmap(region, bytes + page);
+      return {nullptr, {nullptr, 0}};
+    }
     float* end = reinterpret_cast<float*>(static_cast<char*>(region) + bytes);
-    return std::pair{end - floats, std::pair{region, bytes + page}};
+    return {end - floats, {region, bytes + page}};
   };
   for (bool transpose_lhs : {false, true}) {
     for (auto [m, k, n] : {std::tuple{32, 33, 29}, std::tuple{17, 1, 1}, std::tuple{5, 47, 13}}) {
@@ -126,6 +134,7 @@ TEST(SkinnySgemm, TouchesNothingPastItsOperands) {
       auto [a, a_region] = fenced(size_t(m) * k);
       auto [b, b_region] = fenced(size_t(k) * n);
       auto [c, c_region] = fenced(size_t(m) * n);
+      ASSERT_TRUE(a != nullptr && b != nullptr && c != nullptr);
       for (int64_t i = 0; i < m * k; ++i) a[i] = 0.5f;
       for (int64_t i = 0; i < k * n; ++i) b[i] = 2.0f;
       ASSERT_TRUE(SkinnySgemm(transpose_lhs, m, n, k, a, transpose_lhs ? m : k, b, n, c, n).ok());
